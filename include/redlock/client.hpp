@@ -1,0 +1,70 @@
+#pragma once
+
+/// \file
+/// The entry point: connections to the nodes, and the factory of mutexes.
+
+#include <redlock/config.hpp>
+#include <redlock/detail/handoff.hpp>
+#include <redlock/mutex.hpp>
+#include <redlock/options.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+/// Owns one pipelined, multiplexed connection per node, shared by all its locks, and makes
+/// mutexes. Connections open on first use and reconnect with backoff after failures.
+///
+/// All of the client's work runs on a strand of the executor it is given, so it may be
+/// used from an io_context run by several threads. Destroying the client does not cancel
+/// releases that guards scheduled; they finish in the background. Call `async_shutdown`
+/// for an orderly end.
+class client
+{
+  public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Throws `boost::system::system_error` with `error::invalid_argument` and a message
+    /// naming the field when `cfg` is unusable (no nodes, a node twice, ...). No I/O.
+    client(executor_type ex, config cfg);
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+    client(client&&) noexcept = default;
+    client& operator=(client&&) noexcept = default;
+    ~client();
+
+    /// The executor given to the constructor.
+    executor_type get_executor() const noexcept;
+    /// The configuration in use.
+    const redlock::config& config() const noexcept;
+
+    /// A lock named `name` (the Redis key) with `opts`. Throws `boost::system::system_error`
+    /// with `error::invalid_argument` and a message naming the field when the name is
+    /// empty or an option is out of range. No I/O.
+    mutex make_mutex(std::string name, options opts = {});
+
+    /// Waits until every release that guard destructors scheduled has finished, then closes
+    /// the connections; later operations complete with `error::shut_down`.
+    ///
+    /// Completion signature `void(error_code)`. Cancellation (terminal) stops the waiting
+    /// and completes with `operation_aborted`; the connections are closed all the same.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_shutdown(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto handler, std::shared_ptr<detail::client_impl> c) {
+                detail::initiate_shutdown(std::move(c), std::move(handler));
+            },
+            token, impl_);
+    }
+
+  private:
+    std::shared_ptr<detail::client_impl> impl_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,41 @@
+#pragma once
+
+/// \file
+/// The nodes a client locks on, and its connection settings.
+
+#include <redlock/node.hpp>
+
+#include <chrono>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+/// What a `redlock::client` connects to. One node gives the single-instance lock; N
+/// independent masters (not replicas of each other) give Redlock with a quorum of N/2+1.
+struct config
+{
+    /// The Redis masters. At least one; no endpoint twice.
+    std::vector<node> nodes;
+    /// Upper bound on resolving, connecting and the AUTH/SELECT handshake of one node.
+    std::chrono::milliseconds connect_timeout{1000};
+    /// After a node's connection fails, requests to it fail at once (with the cause) for
+    /// this long before the next connect; the pause doubles on each failure in a row.
+    std::chrono::milliseconds reconnect_backoff_min{50};
+    /// Upper bound of the doubling reconnect pause.
+    std::chrono::milliseconds reconnect_backoff_max{2000};
+
+    /// A config with one node per URL (see `node::from_url`), default settings otherwise.
+    /// Throws `boost::system::system_error` (`error::invalid_argument`) on a malformed URL.
+    static config from_urls(std::initializer_list<std::string_view> urls);
+    /// \overload
+    static config from_urls(const std::vector<std::string>& urls);
+};
+
+/// Checks a config; returns an empty string when it is usable, or a message naming the
+/// field that is wrong. Pure: does no I/O.
+std::string validate(const config& cfg);
+
+}  // namespace redlock

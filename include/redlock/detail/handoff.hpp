@@ -1,0 +1,32 @@
+#pragma once
+
+// How the public templates hand an operation to the compiled library: the completion
+// handler is type-erased once, so users compile none of the Redis and quorum logic.
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <memory>
+
+namespace redlock {
+class guard;
+}
+
+namespace redlock::detail {
+
+class client_impl;
+struct mutex_state;
+struct lock_state;
+
+using error_code = boost::system::error_code;
+using guard_handler = boost::asio::any_completion_handler<void(error_code, guard)>;
+using void_handler = boost::asio::any_completion_handler<void(error_code)>;
+using bool_handler = boost::asio::any_completion_handler<void(error_code, bool)>;
+
+void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard_handler h);
+void initiate_release(std::shared_ptr<lock_state> l, void_handler h);
+void initiate_extend(std::shared_ptr<lock_state> l, void_handler h);
+void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h);
+void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h);
+
+}  // namespace redlock::detail

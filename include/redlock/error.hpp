@@ -1,0 +1,48 @@
+#pragma once
+
+/// \file
+/// The outcomes of lock operations as a `boost::system` error category.
+
+#include <boost/system/error_code.hpp>
+
+#include <type_traits>
+
+namespace redlock {
+
+/// Outcomes of lock operations. Node-level causes (refused connections, per-node deadlines,
+/// protocol errors, Redis error replies) are not flattened into these: they are kept per
+/// node in a `redlock::report`.
+enum class error {
+    /// Another owner holds the lock on a quorum of nodes.
+    taken = 1,
+    /// No quorum after all tries: nodes unreachable, slow, or the lock stayed contended.
+    failed,
+    /// Fewer than a quorum of nodes still held our value when releasing.
+    not_held,
+    /// Extending did not reach a quorum within the lock's validity.
+    extend_failed,
+    /// The lock's validity ran out before the operation could be done.
+    expired,
+    /// Bad configuration or options; the exception or report message names the field.
+    invalid_argument,
+    /// The client was shut down; no further operations are accepted.
+    shut_down,
+};
+
+/// The category of `redlock::error`; its name is "redlock".
+const boost::system::error_category& error_category() noexcept;
+
+/// Makes `error_code`s from `redlock::error` (found by argument-dependent lookup).
+inline boost::system::error_code make_error_code(error e) noexcept
+{
+    return {static_cast<int>(e), error_category()};
+}
+
+}  // namespace redlock
+
+namespace boost::system {
+template <>
+struct is_error_code_enum<::redlock::error> : std::true_type
+{
+};
+}  // namespace boost::system

@@ -1,0 +1,116 @@
+#pragma once
+
+/// \file
+/// RAII ownership of an acquired lock.
+
+#include <redlock/detail/handoff.hpp>
+#include <redlock/report.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+/// Move-only ownership of an acquired lock, as `mutex::acquire` gives it.
+///
+/// Destroying (or move-assigning over) a guard that still owns its lock starts the release
+/// on the client's executor, without blocking and without anything to await; the client
+/// tracks it and `client::async_shutdown` waits for it. A moved-from guard does nothing.
+///
+/// A failed `acquire` also completes with a guard: it owns nothing, but its `last_report()`
+/// says what each node answered.
+///
+/// Thread safety: distinct guards may be used concurrently; one guard must not be used by
+/// two threads at once, and its accessors must not be called while one of its operations
+/// is pending.
+class guard
+{
+  public:
+    /// A guard that owns nothing.
+    guard() noexcept;
+    explicit guard(std::shared_ptr<detail::lock_state> state) noexcept;
+    guard(guard&& other) noexcept;
+    guard& operator=(guard&& other) noexcept;
+    guard(const guard&) = delete;
+    guard& operator=(const guard&) = delete;
+    ~guard();
+
+    /// The lock's name (its Redis key); empty for a default-constructed guard.
+    const std::string& name() const noexcept;
+    /// The random owner value stored under the key on each node.
+    const std::string& value() const noexcept;
+    /// The validity deadline: until then no other owner can hold a quorum (given bounded
+    /// clock drift). Updated by a successful `extend`.
+    std::chrono::steady_clock::time_point until() const noexcept;
+    /// True from a successful acquire until release (or destruction). Says nothing about
+    /// validity: compare `until()` with the clock, or ask `valid()`.
+    bool owns_lock() const noexcept;
+    explicit operator bool() const noexcept { return owns_lock(); }
+    /// What each node did in this guard's last operation (acquire, extend, valid, release).
+    const report& last_report() const noexcept;
+
+    /// Unlock: deletes the key on every node where it still holds our value.
+    ///
+    /// Completion signature `void(error_code)`: success when a quorum had our value,
+    /// `error::not_held` otherwise (it expired or was taken over), `operation_aborted` when
+    /// cancelled (terminal, partial or total; keys not yet deleted then expire by TTL). The
+    /// guard owns nothing afterwards, whatever the outcome. The handler runs on its
+    /// associated executor, never inside this call.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_release(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto handler, std::shared_ptr<detail::lock_state> s) {
+                detail::initiate_release(std::move(s), std::move(handler));
+            },
+            token, state_);
+    }
+    /// `async_release(asio::deferred)`: a lazy operation to `co_await` or compose.
+    auto release() { return async_release(boost::asio::deferred); }
+
+    /// Extend: resets the TTL to `options::expiry` on every node where the key holds our
+    /// value; needs a quorum within the validity, then moves `until()` forward.
+    ///
+    /// Completion signature `void(error_code)`: success, `error::expired` when the validity
+    /// had already run out, `error::extend_failed` when no quorum extended in time,
+    /// `error::not_held` when the guard owns nothing, `operation_aborted` when cancelled.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_extend(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto handler, std::shared_ptr<detail::lock_state> s) {
+                detail::initiate_extend(std::move(s), std::move(handler));
+            },
+            token, state_);
+    }
+    /// `async_extend(asio::deferred)`.
+    auto extend() { return async_extend(boost::asio::deferred); }
+
+    /// Valid: does a quorum of nodes still hold our value?
+    ///
+    /// Completion signature `void(error_code, bool)`. Node failures count as "not held" and
+    /// are in `last_report()`; the error is set only for `not_held` (the guard owns nothing)
+    /// and cancellation.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_valid(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, bool)>(
+            [](auto handler, std::shared_ptr<detail::lock_state> s) {
+                detail::initiate_valid(std::move(s), std::move(handler));
+            },
+            token, state_);
+    }
+    /// `async_valid(asio::deferred)`.
+    auto valid() { return async_valid(boost::asio::deferred); }
+
+  private:
+    void release_in_background() noexcept;
+
+    std::shared_ptr<detail::lock_state> state_;
+};
+
+}  // namespace redlock

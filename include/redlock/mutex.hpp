@@ -1,0 +1,81 @@
+#pragma once
+
+/// \file
+/// A named distributed lock.
+
+#include <redlock/detail/handoff.hpp>
+#include <redlock/guard.hpp>
+#include <redlock/options.hpp>
+#include <redlock/report.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+/// A named lock with its options, made by `client::make_mutex`. Cheap to copy (copies
+/// share their state); it does not hold the lock itself: `acquire` returns a `guard` that
+/// does. Any number of acquisitions may run on one mutex at once, each with its own owner
+/// value unless `options::value` fixes one.
+class mutex
+{
+  public:
+    explicit mutex(std::shared_ptr<detail::mutex_state> state) noexcept : state_(std::move(state))
+    {
+    }
+
+    /// The lock's name, used as the Redis key.
+    const std::string& name() const noexcept;
+    /// The options the mutex was made with.
+    const redlock::options& options() const noexcept;
+    /// The per-node outcomes of the last acquisition attempt on this mutex that completed
+    /// (from any copy). Thread-safe.
+    report last_report() const;
+
+    /// Lock: up to `options::tries` attempts (and no longer than `options::wait`), with
+    /// `options::retry_delay` between them. Each attempt sends SET NX PX to every node at
+    /// once and succeeds when a quorum set the key with validity left; a failed attempt
+    /// deletes the key on every node before the next.
+    ///
+    /// Completion signature `void(error_code, guard)`: success with an owning guard;
+    /// `error::taken` when the last attempt found another owner on a quorum;
+    /// `error::failed` when it found no quorum otherwise; `error::shut_down` after
+    /// `client::async_shutdown`. On failure the guard owns nothing but carries the report.
+    ///
+    /// Cancellation: terminal, partial and total. A cancelled acquire deletes whatever it
+    /// set (bounded by the per-node deadline), then completes with `operation_aborted`.
+    /// The handler runs on its associated executor, never inside this call.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_acquire(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
+            [](auto handler, std::shared_ptr<detail::mutex_state> s) {
+                detail::initiate_acquire(std::move(s), false, std::move(handler));
+            },
+            token, state_);
+    }
+    /// `async_acquire(asio::deferred)`: a lazy operation to `co_await` or compose.
+    auto acquire() { return async_acquire(boost::asio::deferred); }
+
+    /// TryLock: exactly one attempt, otherwise as `async_acquire`; `error::taken` when
+    /// another owner holds a quorum.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_try_acquire(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
+            [](auto handler, std::shared_ptr<detail::mutex_state> s) {
+                detail::initiate_acquire(std::move(s), true, std::move(handler));
+            },
+            token, state_);
+    }
+    /// `async_try_acquire(asio::deferred)`.
+    auto try_acquire() { return async_try_acquire(boost::asio::deferred); }
+
+  private:
+    std::shared_ptr<detail::mutex_state> state_;
+};
+
+}  // namespace redlock

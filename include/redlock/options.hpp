@@ -1,0 +1,73 @@
+#pragma once
+
+/// \file
+/// Per-lock options, an aggregate meant for designated initializers.
+
+#include <chrono>
+#include <concepts>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace redlock {
+
+/// How long `mutex::acquire` waits before attempt number `n + 1` (n counts from 1).
+/// Converts from a fixed duration or from any `milliseconds(int attempt)` function; the
+/// default is a uniformly random delay in [50 ms, 250 ms], so that contenders that failed
+/// together do not retry together.
+class delay_policy
+{
+  public:
+    /// Random delay in [50 ms, 250 ms].
+    delay_policy() = default;
+    /// The same delay before every retry.
+    delay_policy(std::chrono::milliseconds fixed) : fn_([fixed](int) { return fixed; }) {}
+    /// A delay computed from the attempt number that just failed (1 for the first).
+    template <class F>
+    requires std::is_invocable_r_v<std::chrono::milliseconds, F, int> delay_policy(F f)
+        : fn_(std::move(f))
+    {
+    }
+
+    /// The delay after failed attempt `attempt`; never negative.
+    std::chrono::milliseconds operator()(int attempt) const;
+
+  private:
+    std::function<std::chrono::milliseconds(int)> fn_;
+};
+
+/// Options of one lock (see `client::make_mutex`). Defaults follow redsync v4.
+struct options
+{
+    /// The keys' time to live (PX). Must be positive.
+    std::chrono::milliseconds expiry{8000};
+    /// Attempts made by `acquire` (`try_acquire` makes one). At least 1.
+    int tries = 32;
+    /// Delay between attempts of `acquire`.
+    delay_policy retry_delay{};
+    /// Upper bound on a whole `acquire`, whichever comes first with `tries`.
+    std::optional<std::chrono::milliseconds> wait{};
+    /// Clock drift allowance: validity = expiry - elapsed - (expiry * drift_factor + 2 ms).
+    /// In [0, 1).
+    double drift_factor = 0.01;
+    /// Per-node deadline of each request = expiry * timeout_factor. In [0, 1) and the
+    /// product at least 1 ms.
+    double timeout_factor = 0.05;
+    /// A fixed owner value. Empty: a fresh one from `gen_value` for each acquisition.
+    std::string value{};
+    /// Makes owner values. Empty: 16 bytes from the OS CSPRNG, base64-encoded.
+    std::function<std::string()> gen_value{};
+    /// Stop an attempt as soon as a quorum has become impossible, instead of waiting for
+    /// every node's answer or deadline.
+    bool fail_fast = false;
+    /// Send to the nodes in a random order on each attempt.
+    bool shuffle_nodes = false;
+    /// `extend` re-creates the key on nodes where it vanished (e.g. after a restart).
+    bool set_nx_on_extend = false;
+};
+
+/// Checks lock options and a lock name; returns an empty string when they are usable, or a
+/// message naming the field that is wrong. Pure: does no I/O.
+std::string validate(const options& opts, std::string_view name);
+
+}  // namespace redlock

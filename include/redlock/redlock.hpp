@@ -1,0 +1,13 @@
+#pragma once
+
+/// \file
+/// Umbrella header: everything a user of redlock names.
+
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+#include <redlock/guard.hpp>
+#include <redlock/mutex.hpp>
+#include <redlock/node.hpp>
+#include <redlock/options.hpp>
+#include <redlock/report.hpp>

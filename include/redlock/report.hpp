@@ -1,0 +1,57 @@
+#pragma once
+
+/// \file
+/// What happened on each node during one lock operation.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+/// The outcome of one operation on one node.
+enum class node_status {
+    /// The node did what was asked (set, extended, released, or holds our value).
+    ok,
+    /// The key holds another owner's value.
+    taken,
+    /// The key does not exist (expired, released, or lost in a restart).
+    missing,
+    /// No reply before the per-node deadline.
+    timed_out,
+    /// Connection failure, protocol error, or a Redis error reply: see `detail`.
+    error,
+    /// The operation ended before this node answered (decided early, or cancelled).
+    abandoned,
+};
+
+/// "ok", "taken", "missing", "timed out", "error", "abandoned".
+std::string_view to_string(node_status s) noexcept;
+
+/// One node's part of an operation.
+struct node_outcome
+{
+    /// The node, as `node::endpoint()` names it.
+    std::string endpoint;
+    node_status status = node_status::abandoned;
+    /// For `error` and `timed_out`: what happened and what to check. Otherwise empty.
+    std::string detail;
+    /// From sending the request to its outcome.
+    std::chrono::microseconds latency{0};
+};
+
+/// The per-node outcomes of the last attempt of an operation, in the config's node order.
+struct report
+{
+    std::vector<node_outcome> nodes;
+    /// Attempts made (acquire may make several).
+    int attempts = 0;
+
+    /// How many nodes had `status`.
+    std::size_t count(node_status status) const noexcept;
+    /// One line per node, e.g. "127.0.0.1:7001 timed out (no reply within 50 ms)".
+    std::string to_string() const;
+};
+
+}  // namespace redlock

@@ -1,0 +1,239 @@
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+
+#include <boost/system/system_error.hpp>
+
+#include <charconv>
+#include <set>
+
+namespace redlock {
+namespace {
+
+[[noreturn]] void reject(const std::string& message)
+{
+    throw boost::system::system_error(make_error_code(error::invalid_argument), message);
+}
+
+// The URL with its password replaced, so that messages can quote it safely.
+std::string redacted(std::string_view url)
+{
+    auto scheme_end = url.find("://");
+    auto at = url.rfind('@');
+    if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end) {
+        return std::string(url);
+    }
+    auto colon = url.find(':', scheme_end + 3);
+    if (colon == std::string_view::npos || colon > at) {
+        return std::string(url);
+    }
+    return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
+std::string percent_decode(std::string_view in, std::string_view url, std::string_view what)
+{
+    std::string out;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (in[i] != '%') {
+            out += in[i];
+            continue;
+        }
+        unsigned value = 0;
+        bool complete = i + 2 < in.size();
+        auto [end, ec] = complete ? std::from_chars(in.data() + i + 1, in.data() + i + 3, value, 16)
+                                  : std::from_chars_result{in.data(), std::errc::invalid_argument};
+        if (ec != std::errc{} || end != in.data() + i + 3) {
+            reject("malformed node URL '" + redacted(url) + "': bad percent-escape in the " +
+                   std::string(what));
+        }
+        out += static_cast<char>(value);
+        i += 2;
+    }
+    return out;
+}
+
+template <class Int>
+Int parse_number(std::string_view text, Int lo, Int hi, std::string_view url, std::string_view what)
+{
+    Int value{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo ||
+        value > hi) {
+        reject("malformed node URL '" + redacted(url) + "': " + std::string(what) + " '" +
+               std::string(text) + "' is not a number in " + std::to_string(lo) + ".." +
+               std::to_string(hi));
+    }
+    return value;
+}
+
+// user[:password], the part before '@'.
+void parse_userinfo(std::string_view info, std::string_view url, node& n)
+{
+    auto colon = info.find(':');
+    if (colon == std::string_view::npos) {
+        n.username = percent_decode(info, url, "user name");
+        return;
+    }
+    n.username = percent_decode(info.substr(0, colon), url, "user name");
+    n.password = percent_decode(info.substr(colon + 1), url, "password");
+}
+
+}  // namespace
+
+node node::from_url(std::string_view url)
+{
+    node n;
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos) {
+        reject("malformed node URL '" + redacted(url) +
+               "': expected redis://host:port, rediss://host:port or unix:///path");
+    }
+    std::string_view scheme = url.substr(0, scheme_end);
+    std::string_view rest = url.substr(scheme_end + 3);
+    if (scheme != "redis" && scheme != "rediss" && scheme != "unix") {
+        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
+               std::string(scheme) + "' (expected redis, rediss or unix)");
+    }
+    n.tls = scheme == "rediss";
+
+    // Split off the query (unix only) and the userinfo.
+    std::string_view query;
+    if (auto q = rest.find('?'); q != std::string_view::npos) {
+        query = rest.substr(q + 1);
+        rest = rest.substr(0, q);
+    }
+    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+        parse_userinfo(rest.substr(0, at), url, n);
+        rest = rest.substr(at + 1);
+    }
+
+    if (scheme == "unix") {
+        if (rest.empty() || rest.front() != '/') {
+            reject("malformed node URL '" + redacted(url) +
+                   "': a unix socket URL needs an absolute path, as in unix:///run/redis.sock");
+        }
+        n.host.clear();
+        n.port = 0;
+        n.unix_path = std::string(rest);
+        if (!query.empty()) {
+            if (query.substr(0, 3) != "db=") {
+                reject("malformed node URL '" + redacted(url) + "': unknown query '" +
+                       std::string(query) + "' (only db=N is understood)");
+            }
+            n.db = parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
+        }
+        return n;
+    }
+    if (!query.empty()) {
+        reject("malformed node URL '" + redacted(url) + "': unexpected query '" +
+               std::string(query) + "' (the database goes in the path, as in redis://host/2)");
+    }
+
+    std::string_view path;
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        path = rest.substr(slash + 1);
+        rest = rest.substr(0, slash);
+    }
+    std::string_view port_text;
+    if (!rest.empty() && rest.front() == '[') {
+        auto close = rest.find(']');
+        if (close == std::string_view::npos) {
+            reject("malformed node URL '" + redacted(url) + "': unclosed '[' in the IPv6 host");
+        }
+        n.host = std::string(rest.substr(1, close - 1));
+        rest = rest.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest.front() != ':') {
+                reject("malformed node URL '" + redacted(url) + "': unexpected '" +
+                       std::string(rest) + "' after the IPv6 host");
+            }
+            port_text = rest.substr(1);
+        }
+    } else {
+        auto colon = rest.find(':');
+        n.host = std::string(rest.substr(0, colon));
+        if (colon != std::string_view::npos) {
+            port_text = rest.substr(colon + 1);
+        }
+    }
+    if (n.host.empty()) {
+        reject("malformed node URL '" + redacted(url) + "': missing host");
+    }
+    if (!port_text.empty() || rest.ends_with(':')) {
+        n.port = parse_number<std::uint16_t>(port_text, 1, 65535, url, "port");
+    }
+    if (!path.empty()) {
+        n.db = parse_number<int>(path, 0, 1 << 20, url, "database");
+    }
+    return n;
+}
+
+std::string node::endpoint() const
+{
+    if (!unix_path.empty()) {
+        return "unix:" + unix_path;
+    }
+    if (host.find(':') != std::string::npos) {
+        return "[" + host + "]:" + std::to_string(port);
+    }
+    return host + ":" + std::to_string(port);
+}
+
+config config::from_urls(std::initializer_list<std::string_view> urls)
+{
+    config cfg;
+    for (std::string_view url : urls) {
+        cfg.nodes.push_back(node::from_url(url));
+    }
+    return cfg;
+}
+
+config config::from_urls(const std::vector<std::string>& urls)
+{
+    config cfg;
+    for (const std::string& url : urls) {
+        cfg.nodes.push_back(node::from_url(url));
+    }
+    return cfg;
+}
+
+std::string validate(const config& cfg)
+{
+    if (cfg.nodes.empty()) {
+        return "config.nodes is empty: give at least one Redis node";
+    }
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < cfg.nodes.size(); ++i) {
+        const node& n = cfg.nodes[i];
+        std::string where = "config.nodes[" + std::to_string(i) + "]";
+        if (n.unix_path.empty() && n.host.empty()) {
+            return where + " has neither a host nor a unix socket path";
+        }
+        if (n.unix_path.empty() && n.port == 0) {
+            return where + " (" + n.endpoint() + ") has port 0";
+        }
+        if (n.db < 0) {
+            return where + " (" + n.endpoint() + ") has a negative database number";
+        }
+        if (n.tls) {
+            return where + " (" + n.endpoint() +
+                   ") asks for TLS (rediss://), which this version of redlock does not support "
+                   "yet; use redis:// or unix://";
+        }
+        // Another database on the same server is still the same server.
+        if (!seen.insert(n.endpoint()).second) {
+            return where + " (" + n.endpoint() +
+                   ") repeats an earlier node: the same server twice would count twice "
+                   "towards the quorum";
+        }
+    }
+    if (cfg.connect_timeout.count() <= 0) {
+        return "config.connect_timeout must be positive";
+    }
+    if (cfg.reconnect_backoff_min.count() < 0 ||
+        cfg.reconnect_backoff_max < cfg.reconnect_backoff_min) {
+        return "config.reconnect_backoff_min must be >= 0 and <= config.reconnect_backoff_max";
+    }
+    return {};
+}
+
+}  // namespace redlock

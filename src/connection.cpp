@@ -1,0 +1,396 @@
+#include "detail/connection.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+using generic_socket = asio::generic::stream_protocol::socket;
+constexpr auto use_tuple = asio::as_tuple(use_awaitable);
+
+namespace {
+
+std::string millis(std::chrono::microseconds d)
+{
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    return std::to_string(ms) + " ms";
+}
+
+}  // namespace
+
+struct connection::request
+{
+    request(const asio::any_io_executor& ex, command c, clock::time_point deadline)
+        : payload(std::move(c.payload)), fallback(std::move(c.fallback)), signal(ex, deadline)
+    {
+    }
+    std::string payload;
+    std::string fallback;
+    // Expires at the request's deadline; cancelled when the outcome is known. One timer
+    // is both the deadline and the wake-up.
+    asio::steady_timer signal;
+    bool done = false;
+    bool abandoned = false;
+    exec_result result;
+};
+
+connection::connection(asio::any_io_executor strand, node endpoint, connection_settings settings)
+    : strand_(std::move(strand)),
+      endpoint_(std::move(endpoint)),
+      name_(endpoint_.endpoint()),
+      settings_(settings),
+      socket_(strand_),
+      backoff_(settings.backoff_min)
+{
+}
+
+connection::~connection() = default;
+
+asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point deadline)
+{
+    if (state_ == state::closed) {
+        co_return exec_result{exec_result::status::failed, {}, last_error_};
+    }
+    if (state_ == state::disconnected) {
+        auto now = clock::now();
+        if (now < retry_at_) {
+            co_return exec_result{
+                exec_result::status::failed,
+                {},
+                last_error_ + "; next connect in " + millis(remaining(retry_at_, now))};
+        }
+        start_connect();
+    }
+    auto req = std::make_shared<request>(strand_, std::move(cmd), deadline);
+    write_queue_.push_back(req);
+    start_writer();
+
+    while (!req->done) {
+        auto [ec] = co_await req->signal.async_wait(use_tuple);
+        if (req->done) {
+            break;
+        }
+        auto cs = co_await asio::this_coro::cancellation_state;
+        if (cs.cancelled() != asio::cancellation_type::none) {
+            abandon(req);
+            co_return exec_result{exec_result::status::cancelled, {}, "cancelled"};
+        }
+        if (!ec || clock::now() >= deadline) {
+            abandon(req);
+            // A server that answers nothing in flight is stuck or gone: give up the
+            // socket rather than queue behind it forever.
+            bool all_abandoned = std::all_of(in_flight_.begin(), in_flight_.end(),
+                                             [](const request_ptr& r) { return r->abandoned; });
+            if (!in_flight_.empty() && all_abandoned) {
+                fail_connection("no reply before the per-node deadline");
+            }
+            co_return exec_result{
+                exec_result::status::timed_out, {}, "no reply before the per-node deadline"};
+        }
+    }
+    co_return std::move(req->result);
+}
+
+void connection::close(const std::string& why)
+{
+    fail_connection(why);
+    state_ = state::closed;
+}
+
+void connection::start_connect()
+{
+    state_ = state::connecting;
+    asio::co_spawn(
+        strand_, [self = shared_from_this(), g = generation_]() { return self->connect_loop(g); },
+        asio::detached);
+}
+
+asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
+{
+    auto self = shared_from_this();
+    generic_socket fresh(strand_);
+    asio::steady_timer timeout(strand_, settings_.connect_timeout);
+    std::string failure;
+    try {
+        auto [order, exception, message, timer_ec] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(strand_, open_socket(fresh), asio::deferred),
+                timeout.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+        (void)timer_ec;
+        if (order[0] == 1) {
+            failure =
+                "connect to " + name_ + " timed out after " + millis(settings_.connect_timeout);
+        } else if (exception) {
+            failure = "connect failed: internal error";
+        } else {
+            failure = std::move(message);
+        }
+    } catch (const std::exception& e) {
+        failure = std::string("connect failed: ") + e.what();
+    }
+    if (generation != generation_ || state_ != state::connecting) {
+        co_return;  // closed or superseded while connecting
+    }
+    if (!failure.empty()) {
+        fail_connection(failure);
+        co_return;
+    }
+    socket_ = std::move(fresh);
+    decoder_.reset();
+    state_ = state::connected;
+    backoff_ = settings_.backoff_min;
+    start_writer();
+}
+
+// Resolves, connects and runs the AUTH/SELECT handshake on `s`. Returns an error message,
+// empty on success.
+asio::awaitable<std::string> connection::open_socket(generic_socket& s)
+{
+    if (!endpoint_.unix_path.empty()) {
+        asio::local::stream_protocol::endpoint ep(endpoint_.unix_path);
+        auto [ec] =
+            co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
+        if (ec) {
+            co_return "connect to " + name_ + " failed: " + ec.message();
+        }
+    } else {
+        asio::ip::tcp::resolver resolver(strand_);
+        auto [rec, results] = co_await resolver.async_resolve(
+            endpoint_.host, std::to_string(endpoint_.port), use_tuple);
+        if (rec) {
+            co_return "cannot resolve host '" + endpoint_.host + "': " + rec.message();
+        }
+        boost::system::error_code last = asio::error::host_not_found;
+        for (const auto& entry : results) {
+            asio::generic::stream_protocol::endpoint ep(entry.endpoint());
+            if (s.is_open()) {
+                s.close();
+            }
+            auto [ec] = co_await s.async_connect(ep, use_tuple);
+            last = ec;
+            if (!ec) {
+                break;
+            }
+        }
+        if (last) {
+            co_return "connect to " + name_ + " failed: " + last.message();
+        }
+        // Requests are small and latency-bound; Nagle would hold them back.
+        boost::system::error_code ignored;
+        s.set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+
+    std::string hello;
+    std::size_t expected = 0;
+    if (!endpoint_.password.empty()) {
+        if (endpoint_.username.empty()) {
+            resp::append_command(hello, {"AUTH", endpoint_.password});
+        } else {
+            resp::append_command(hello, {"AUTH", endpoint_.username, endpoint_.password});
+        }
+        ++expected;
+    }
+    if (endpoint_.db != 0) {
+        resp::append_command(hello, {"SELECT", std::to_string(endpoint_.db)});
+        ++expected;
+    }
+    if (expected == 0) {
+        co_return std::string();
+    }
+    auto [wec, written] = co_await asio::async_write(s, asio::buffer(hello), use_tuple);
+    (void)written;
+    if (wec) {
+        co_return "handshake with " + name_ + " failed: " + wec.message();
+    }
+    resp::decoder replies;
+    std::array<char, 1024> buf;
+    const char* steps[] = {endpoint_.password.empty() ? "SELECT" : "AUTH", "SELECT"};
+    for (std::size_t i = 0; i < expected;) {
+        if (auto r = replies.next()) {
+            if (r->is_error()) {
+                // The reply text comes from the server and never contains the password.
+                co_return std::string(steps[i]) + " on " + name_ + " failed: " + r->text;
+            }
+            ++i;
+            continue;
+        }
+        if (!replies.error().empty()) {
+            co_return "protocol error from " + name_ + ": " + replies.error();
+        }
+        auto [rec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
+        if (rec) {
+            co_return "handshake with " + name_ + " failed: " + rec.message();
+        }
+        replies.feed(buf.data(), n);
+    }
+    co_return std::string();
+}
+
+void connection::start_writer()
+{
+    if (writing_ || state_ != state::connected || write_queue_.empty()) {
+        return;
+    }
+    writing_ = true;
+    asio::co_spawn(
+        strand_, [self = shared_from_this(), g = generation_]() { return self->write_loop(g); },
+        asio::detached);
+}
+
+asio::awaitable<void> connection::write_loop(std::uint64_t generation)
+{
+    // Everything queued while the previous write was under way goes out in one write.
+    std::string batch;
+    while (generation == generation_ && !write_queue_.empty()) {
+        batch.clear();
+        for (const request_ptr& r : write_queue_) {
+            batch += r->payload;
+            in_flight_.push_back(r);
+        }
+        write_queue_.clear();
+        start_reader();
+        auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), use_tuple);
+        (void)n;
+        if (generation != generation_) {
+            co_return;
+        }
+        if (ec) {
+            fail_connection("write to " + name_ + " failed: " + ec.message());
+            co_return;
+        }
+    }
+    if (generation == generation_) {
+        writing_ = false;
+    }
+}
+
+void connection::start_reader()
+{
+    if (reading_) {
+        return;
+    }
+    reading_ = true;
+    asio::co_spawn(
+        strand_, [self = shared_from_this(), g = generation_]() { return self->read_loop(g); },
+        asio::detached);
+}
+
+// Reads only while replies are owed, so that an idle client leaves no work pending and
+// io_context::run can return.
+asio::awaitable<void> connection::read_loop(std::uint64_t generation)
+{
+    std::array<char, 16 * 1024> buf;
+    while (generation == generation_ && !in_flight_.empty()) {
+        while (!in_flight_.empty()) {
+            auto reply = decoder_.next();
+            if (!reply) {
+                break;
+            }
+            deliver(std::move(*reply));
+        }
+        if (!decoder_.error().empty()) {
+            fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+            co_return;
+        }
+        if (in_flight_.empty()) {
+            break;
+        }
+        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buf), use_tuple);
+        if (generation != generation_) {
+            co_return;
+        }
+        if (ec) {
+            fail_connection(ec == asio::error::eof
+                                ? "connection closed by " + name_
+                                : "read from " + name_ + " failed: " + ec.message());
+            co_return;
+        }
+        if (!decoder_.feed(buf.data(), n)) {
+            fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+            co_return;
+        }
+    }
+    if (generation == generation_) {
+        reading_ = false;
+    }
+}
+
+void connection::deliver(resp::reply reply)
+{
+    request_ptr r = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    if (r->abandoned) {
+        return;
+    }
+    if (reply.is_error() && reply.text.starts_with("NOSCRIPT") && !r->fallback.empty()) {
+        r->payload = std::move(r->fallback);
+        r->fallback.clear();
+        write_queue_.push_back(std::move(r));
+        start_writer();
+        return;
+    }
+    r->result.reply = std::move(reply);
+    complete(r, exec_result::status::replied, {});
+}
+
+void connection::complete(const request_ptr& r, exec_result::status s, std::string detail)
+{
+    r->done = true;
+    r->result.state = s;
+    r->result.detail = std::move(detail);
+    r->signal.cancel();
+}
+
+void connection::abandon(const request_ptr& r)
+{
+    r->abandoned = true;
+    // Not yet written: it need never be.
+    auto it = std::find(write_queue_.begin(), write_queue_.end(), r);
+    if (it != write_queue_.end()) {
+        write_queue_.erase(it);
+    }
+}
+
+void connection::fail_connection(const std::string& why)
+{
+    ++generation_;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    writing_ = false;
+    reading_ = false;
+    decoder_.reset();
+    if (state_ != state::closed) {
+        state_ = state::disconnected;
+    }
+    last_error_ = why;
+    retry_at_ = clock::now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
+    auto pending = std::move(in_flight_);
+    in_flight_.clear();
+    for (request_ptr& r : write_queue_) {
+        pending.push_back(std::move(r));
+    }
+    write_queue_.clear();
+    for (const request_ptr& r : pending) {
+        if (!r->abandoned && !r->done) {
+            complete(r, exec_result::status::failed, why);
+        }
+    }
+}
+
+}  // namespace redlock::detail

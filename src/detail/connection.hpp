@@ -1,0 +1,101 @@
+#pragma once
+
+// The node layer: one pipelined connection to one Redis server, shared by every lock of a
+// client. All members run on the client's strand.
+
+#include <redlock/node.hpp>
+
+#include "detail/resp.hpp"
+#include "detail/validity.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+
+namespace redlock::detail {
+
+/// A command as it goes on the wire, and for EVALSHA the EVAL to send instead when the
+/// server answers NOSCRIPT (its script cache was flushed, or it restarted).
+struct command
+{
+    std::string payload;
+    std::string fallback;
+};
+
+/// What one request to one node came to.
+struct exec_result
+{
+    enum class status { replied, timed_out, failed, cancelled };
+    status state = status::failed;
+    resp::reply reply;
+    /// For timed_out and failed: what happened, for the per-node report.
+    std::string detail;
+};
+
+struct connection_settings
+{
+    std::chrono::milliseconds connect_timeout{1000};
+    std::chrono::milliseconds backoff_min{50};
+    std::chrono::milliseconds backoff_max{2000};
+};
+
+class connection : public std::enable_shared_from_this<connection>
+{
+  public:
+    connection(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
+    ~connection();
+
+    /// The node as reports name it.
+    const std::string& name() const noexcept { return name_; }
+
+    /// Sends `cmd` and waits for its reply until `deadline`, or until the awaiting
+    /// coroutine is cancelled. A request that is given up on stays in the pipeline so that
+    /// its reply is read and dropped, never matched to a later request. Connects on demand.
+    /// Must be awaited on the strand.
+    boost::asio::awaitable<exec_result> execute(command cmd, clock::time_point deadline);
+
+    /// Fails every pending request with `why` and refuses new ones.
+    void close(const std::string& why);
+
+  private:
+    struct request;
+    using request_ptr = std::shared_ptr<request>;
+    enum class state { disconnected, connecting, connected, closed };
+
+    void start_connect();
+    boost::asio::awaitable<void> connect_loop(std::uint64_t generation);
+    boost::asio::awaitable<std::string> open_socket(
+        boost::asio::generic::stream_protocol::socket& s);
+    void start_writer();
+    boost::asio::awaitable<void> write_loop(std::uint64_t generation);
+    void start_reader();
+    boost::asio::awaitable<void> read_loop(std::uint64_t generation);
+    void deliver(resp::reply reply);
+    void complete(const request_ptr& r, exec_result::status s, std::string detail);
+    void abandon(const request_ptr& r);
+    void fail_connection(const std::string& why);
+
+    boost::asio::any_io_executor strand_;
+    node endpoint_;
+    std::string name_;
+    connection_settings settings_;
+    boost::asio::generic::stream_protocol::socket socket_;
+    state state_ = state::disconnected;
+    // Bumped whenever a socket is given up, so that loops of an older socket stop.
+    std::uint64_t generation_ = 0;
+    bool writing_ = false;
+    bool reading_ = false;
+    std::deque<request_ptr> write_queue_;
+    std::deque<request_ptr> in_flight_;
+    resp::decoder decoder_;
+    std::string last_error_;
+    clock::time_point retry_at_{};
+    std::chrono::milliseconds backoff_;
+};
+
+}  // namespace redlock::detail

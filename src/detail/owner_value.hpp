@@ -1,0 +1,17 @@
+#pragma once
+
+// Owner values: random, unguessable, printable.
+
+#include <span>
+#include <string>
+
+namespace redlock::detail {
+
+/// Standard base64 with padding.
+std::string base64_encode(std::span<const unsigned char> bytes);
+
+/// 16 bytes from the OS CSPRNG (getrandom), base64-encoded: 24 characters. Throws
+/// `std::system_error` if the OS has no entropy to give.
+std::string random_owner_value();
+
+}  // namespace redlock::detail

@@ -1,0 +1,62 @@
+#pragma once
+
+// RESP2 encoding and decoding, without I/O. The decoder wraps hiredis's reader; no hiredis
+// type is visible outside resp.cpp.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail::resp {
+
+enum class kind { nil, integer, simple_string, bulk_string, error, array };
+
+/// One decoded reply. `text` holds simple strings, bulk strings and error messages.
+struct reply
+{
+    kind type = kind::nil;
+    std::int64_t integer = 0;
+    std::string text;
+    std::vector<reply> elements;
+
+    bool is_error() const noexcept { return type == kind::error; }
+};
+
+/// Appends one command as a RESP array of bulk strings; arguments are binary-safe.
+void append_command(std::string& out, std::initializer_list<std::string_view> args);
+
+/// Incremental reply decoder: feed bytes as they arrive, take complete replies out.
+class decoder
+{
+  public:
+    /// Buffered bytes beyond this are treated as a protocol error, so that a hostile bulk
+    /// length cannot make the client allocate without bound.
+    static constexpr std::size_t default_max_buffer = 64 * 1024 * 1024;
+
+    explicit decoder(std::size_t max_buffer = default_max_buffer);
+    ~decoder();
+    decoder(const decoder&) = delete;
+    decoder& operator=(const decoder&) = delete;
+
+    /// Adds received bytes. Returns false on a protocol error (see `error()`).
+    bool feed(const char* data, std::size_t size);
+    /// The next complete reply, if one is buffered. Returns nullopt and sets `error()` on
+    /// a protocol error.
+    std::optional<reply> next();
+    /// A description of the protocol error, empty if none happened.
+    const std::string& error() const noexcept { return error_; }
+    /// Drops buffered bytes and any error: for a fresh connection.
+    void reset();
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+    std::size_t max_buffer_;
+    std::string error_;
+};
+
+}  // namespace redlock::detail::resp

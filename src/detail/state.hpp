@@ -1,0 +1,61 @@
+#pragma once
+
+// The shared state behind client, mutex and guard.
+
+#include <redlock/config.hpp>
+#include <redlock/options.hpp>
+#include <redlock/report.hpp>
+
+#include "detail/connection.hpp"
+#include "detail/validity.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class client_impl
+{
+  public:
+    client_impl(boost::asio::any_io_executor ex, redlock::config cfg);
+
+    /// The executor the user gave; completions without an executor of their own run here.
+    boost::asio::any_io_executor executor;
+    /// Every piece of the client's own work runs on this strand.
+    boost::asio::any_io_executor strand;
+    redlock::config cfg;
+    std::vector<std::shared_ptr<connection>> nodes;
+
+    /// Releases scheduled by guard destructors and not finished yet.
+    std::atomic<std::size_t> background_releases{0};
+    /// Cancelled (on the strand) whenever background_releases drops to zero.
+    boost::asio::steady_timer releases_drained;
+    std::atomic<bool> shut_down{false};
+};
+
+struct mutex_state
+{
+    std::shared_ptr<client_impl> client;
+    std::string name;
+    redlock::options opts;
+
+    std::mutex report_mutex;
+    report last;  // guarded by report_mutex
+};
+
+struct lock_state
+{
+    std::shared_ptr<mutex_state> mutex;
+    std::string value;
+    clock::time_point until{};
+    std::atomic<bool> owns{false};
+    report last;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,45 @@
+#include <redlock/error.hpp>
+
+#include <string>
+
+namespace redlock {
+namespace {
+
+class category final : public boost::system::error_category
+{
+  public:
+    const char* name() const noexcept override { return "redlock"; }
+
+    std::string message(int ev) const override
+    {
+        switch (static_cast<error>(ev)) {
+            case error::taken:
+                return "lock taken: another owner holds it on a quorum of nodes";
+            case error::failed:
+                return "lock failed: no quorum of nodes granted it in the tries allowed "
+                       "(check the per-node report for unreachable or slow nodes)";
+            case error::not_held:
+                return "lock not held: fewer than a quorum of nodes still had our value "
+                       "(it expired or was taken over)";
+            case error::extend_failed:
+                return "extend failed: no quorum of nodes extended the lock within its validity";
+            case error::expired:
+                return "lock expired: its validity ran out before the operation";
+            case error::invalid_argument:
+                return "invalid argument: check the client configuration and lock options";
+            case error::shut_down:
+                return "client shut down: no further lock operations are accepted";
+        }
+        return "unknown redlock error " + std::to_string(ev);
+    }
+};
+
+}  // namespace
+
+const boost::system::error_category& error_category() noexcept
+{
+    static const category instance;
+    return instance;
+}
+
+}  // namespace redlock

@@ -1,0 +1,515 @@
+// The lock operations: acquire, release, extend and valid, as coroutines on the client's
+// strand, started from the public templates through type-erased handlers.
+
+#include <redlock/client.hpp>
+#include <redlock/error.hpp>
+#include <redlock/guard.hpp>
+#include <redlock/mutex.hpp>
+
+#include "detail/owner_value.hpp"
+#include "detail/quorum.hpp"
+#include "detail/scripts.hpp"
+#include "detail/state.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <tuple>
+
+namespace redlock {
+namespace detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+
+namespace {
+
+// Completes a type-erased handler with the tuple a coroutine returned. co_spawn already
+// dispatches to the handler's executor and never completes inline; this only unpacks.
+template <class... Ts>
+class finish
+{
+  public:
+    using handler_type = asio::any_completion_handler<void(error_code, Ts...)>;
+    using executor_type = asio::any_completion_executor;
+
+    finish(handler_type h, const asio::any_io_executor& fallback)
+        : executor_(asio::get_associated_executor(h, fallback)), handler_(std::move(h))
+    {
+    }
+
+    executor_type get_executor() const noexcept { return executor_; }
+
+    void operator()(std::exception_ptr e, std::tuple<error_code, Ts...> result)
+    {
+        if (e) {
+            // The operations catch what they expect; anything else (bad_alloc) is reported,
+            // not thrown out of the user's io_context::run.
+            std::get<0>(result) = make_error_code(boost::system::errc::not_enough_memory);
+        }
+        std::apply([this](auto&&... args) { std::move(handler_)(std::move(args)...); },
+                   std::move(result));
+    }
+
+  private:
+    executor_type executor_;
+    handler_type handler_;
+};
+
+template <class... Ts>
+void spawn_operation(const std::shared_ptr<client_impl>& c,
+                     asio::awaitable<std::tuple<error_code, Ts...>> op,
+                     asio::any_completion_handler<void(error_code, Ts...)> h)
+{
+    auto slot = asio::get_associated_cancellation_slot(h);
+    asio::co_spawn(c->strand, std::move(op),
+                   asio::bind_cancellation_slot(slot, finish<Ts...>(std::move(h), c->executor)));
+}
+
+// Runs `r` in a coroutine of its own that the caller's cancellation does not reach: clean-up
+// after a failed or cancelled attempt must finish (it is bounded by the per-node deadline).
+asio::awaitable<std::vector<node_outcome>> run_round_uncancellable(
+    const std::shared_ptr<client_impl>& c, round r)
+{
+    co_return co_await asio::co_spawn(
+        c->strand, run_round(c->nodes, std::move(r)),
+        asio::bind_cancellation_slot(asio::cancellation_slot(), use_awaitable));
+}
+
+bool cancelled(const asio::cancellation_state& cs)
+{
+    return cs.cancelled() != asio::cancellation_type::none;
+}
+
+report make_report(std::vector<node_outcome> outcomes, int attempts)
+{
+    report r;
+    r.nodes = std::move(outcomes);
+    r.attempts = attempts;
+    return r;
+}
+
+round release_round(const lock_state& l)
+{
+    const options& o = l.mutex->opts;
+    return round{release_command(l.mutex->name, l.value),
+                 read_script_reply,
+                 l.value,
+                 clock::now() + node_timeout(o.expiry, o.timeout_factor),
+                 stop_rule::all_answered,
+                 false};
+}
+
+guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
+{
+    {
+        std::lock_guard lock(m->report_mutex);
+        m->last = rep;
+    }
+    auto l = std::make_shared<lock_state>();
+    l->mutex = m;
+    l->last = std::move(rep);
+    return guard(std::move(l));
+}
+
+using guard_result = std::tuple<error_code, guard>;
+
+asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
+{
+    // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
+    const std::shared_ptr<client_impl>& c = m->client;
+    const options& o = m->opts;
+    if (c->shut_down) {
+        co_return guard_result{error::shut_down, failed_guard(m, {})};
+    }
+
+    std::string value;
+    try {
+        value = !o.value.empty() ? o.value : o.gen_value ? o.gen_value() : random_owner_value();
+    } catch (const std::exception&) {
+        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
+    }
+    if (value.empty()) {
+        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
+    }
+
+    const auto started = clock::now();
+    const auto give_up_at = o.wait ? started + *o.wait : clock::time_point::max();
+    const int tries = single_attempt ? 1 : o.tries;
+    const auto per_node = node_timeout(o.expiry, o.timeout_factor);
+    asio::steady_timer pause(c->strand);
+    error_code last = error::failed;
+    report rep;
+
+    for (int attempt = 1; attempt <= tries; ++attempt) {
+        const auto start = clock::now();
+        round r{acquire_command(m->name, value, o.expiry),
+                read_acquire_reply,
+                value,
+                start + per_node,
+                o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                o.shuffle_nodes};
+        auto outcomes = co_await run_round(c->nodes, std::move(r));
+        const tally t = count(outcomes);
+        const auto until = valid_until(start, o.expiry, o.drift_factor);
+        rep = make_report(std::move(outcomes), attempt);
+
+        if (!cancelled(cs) && t.reached() && clock::now() < until) {
+            auto l = std::make_shared<lock_state>();
+            l->mutex = m;
+            l->value = value;
+            l->until = until;
+            l->owns = true;
+            l->last = rep;
+            {
+                std::lock_guard lock(m->report_mutex);
+                m->last = rep;
+            }
+            co_return guard_result{error_code{}, guard(std::move(l))};
+        }
+
+        // A failed attempt may still have set the key on some nodes (or on all of them, if
+        // the validity ran out): delete it everywhere before anything else.
+        lock_state attempt_state;
+        attempt_state.mutex = m;
+        attempt_state.value = value;
+        co_await run_round_uncancellable(c, release_round(attempt_state));
+
+        if (cancelled(cs)) {
+            co_return guard_result{asio::error::operation_aborted, failed_guard(m, std::move(rep))};
+        }
+        last = t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
+        if (attempt == tries) {
+            break;
+        }
+        auto delay = o.retry_delay(attempt);
+        if (clock::now() + delay >= give_up_at) {
+            break;
+        }
+        pause.expires_after(delay);
+        co_await pause.async_wait(asio::as_tuple(use_awaitable));
+        if (cancelled(cs)) {
+            co_return guard_result{asio::error::operation_aborted, failed_guard(m, std::move(rep))};
+        }
+    }
+    co_return guard_result{last, failed_guard(m, std::move(rep))};
+}
+
+using void_result = std::tuple<error_code>;
+
+asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
+    if (!l || !l->owns.exchange(false)) {
+        co_return void_result{error::not_held};
+    }
+    auto outcomes = co_await run_round(l->mutex->client->nodes, release_round(*l));
+    const tally t = count(outcomes);
+    l->last = make_report(std::move(outcomes), 1);
+    if (cancelled(cs)) {
+        co_return void_result{asio::error::operation_aborted};
+    }
+    co_return void_result{t.reached() ? error_code{} : make_error_code(error::not_held)};
+}
+
+asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
+    if (!l || !l->owns) {
+        co_return void_result{error::not_held};
+    }
+    const auto& c = l->mutex->client;
+    if (c->shut_down) {
+        co_return void_result{error::shut_down};
+    }
+    const options& o = l->mutex->opts;
+    const auto start = clock::now();
+    if (start >= l->until) {
+        co_return void_result{error::expired};
+    }
+    round r{extend_command(l->mutex->name, l->value, o.expiry, o.set_nx_on_extend),
+            read_script_reply,
+            l->value,
+            start + node_timeout(o.expiry, o.timeout_factor),
+            stop_rule::quorum_reached,
+            o.shuffle_nodes};
+    auto outcomes = co_await run_round(c->nodes, std::move(r));
+    const tally t = count(outcomes);
+    l->last = make_report(std::move(outcomes), 1);
+    if (cancelled(cs)) {
+        co_return void_result{asio::error::operation_aborted};
+    }
+    const auto now = clock::now();
+    const auto until = valid_until(start, o.expiry, o.drift_factor);
+    if (t.reached() && now < until) {
+        l->until = until;
+        co_return void_result{error_code{}};
+    }
+    co_return void_result{now >= l->until ? error::expired : error::extend_failed};
+}
+
+using bool_result = std::tuple<error_code, bool>;
+
+asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
+    if (!l || !l->owns) {
+        co_return bool_result{error::not_held, false};
+    }
+    const auto& c = l->mutex->client;
+    if (c->shut_down) {
+        co_return bool_result{error::shut_down, false};
+    }
+    const options& o = l->mutex->opts;
+    round r{get_command(l->mutex->name),
+            read_get_reply,
+            l->value,
+            clock::now() + node_timeout(o.expiry, o.timeout_factor),
+            stop_rule::outcome_known,
+            o.shuffle_nodes};
+    auto outcomes = co_await run_round(c->nodes, std::move(r));
+    const tally t = count(outcomes);
+    l->last = make_report(std::move(outcomes), 1);
+    if (cancelled(cs)) {
+        co_return bool_result{asio::error::operation_aborted, false};
+    }
+    co_return bool_result{error_code{}, t.reached()};
+}
+
+asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto cs = co_await asio::this_coro::cancellation_state;
+    c->shut_down = true;
+    while (c->background_releases > 0 && !cancelled(cs)) {
+        co_await c->releases_drained.async_wait(asio::as_tuple(use_awaitable));
+    }
+    for (auto& n : c->nodes) {
+        n->close("client shut down");
+    }
+    co_return void_result{cancelled(cs) ? asio::error::operation_aborted : error_code{}};
+}
+
+}  // namespace
+
+void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard_handler h)
+{
+    auto c = m->client;
+    spawn_operation(c, acquire_op(std::move(m), single_attempt), std::move(h));
+}
+
+// A guard that owns nothing has no client; its operations complete (posted, never inline)
+// on the handler's executor.
+template <class... Ts>
+void complete_without_client(asio::any_completion_handler<void(error_code, Ts...)> h,
+                             std::tuple<error_code, Ts...> result)
+{
+    auto ex =
+        asio::prefer(asio::get_associated_executor(h, asio::system_executor()),
+                     asio::execution::blocking.never, asio::execution::outstanding_work.tracked);
+    ex.execute([h = std::move(h), result = std::move(result)]() mutable {
+        std::apply([&h](auto&&... args) { std::move(h)(std::move(args)...); }, std::move(result));
+    });
+}
+
+void initiate_release(std::shared_ptr<lock_state> l, void_handler h)
+{
+    if (!l) {
+        return complete_without_client(std::move(h), void_result{error::not_held});
+    }
+    auto c = l->mutex->client;
+    spawn_operation(c, release_op(std::move(l)), std::move(h));
+}
+
+void initiate_extend(std::shared_ptr<lock_state> l, void_handler h)
+{
+    if (!l) {
+        return complete_without_client(std::move(h), void_result{error::not_held});
+    }
+    auto c = l->mutex->client;
+    spawn_operation(c, extend_op(std::move(l)), std::move(h));
+}
+
+void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h)
+{
+    if (!l) {
+        return complete_without_client(std::move(h), bool_result{error::not_held, false});
+    }
+    auto c = l->mutex->client;
+    spawn_operation(c, valid_op(std::move(l)), std::move(h));
+}
+
+void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h)
+{
+    auto ex = c;
+    spawn_operation(ex, shutdown_op(std::move(c)), std::move(h));
+}
+
+// The release a destructor schedules: nobody awaits it, the client counts it.
+void release_in_background(std::shared_ptr<lock_state> l)
+{
+    if (!l || !l->owns.exchange(false)) {
+        return;
+    }
+    auto c = l->mutex->client;
+    ++c->background_releases;
+    asio::co_spawn(
+        c->strand,
+        [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
+            auto c = l->mutex->client;
+            auto outcomes = co_await run_round(c->nodes, release_round(*l));
+            l->last = make_report(std::move(outcomes), 1);
+        }(l),
+        [c](std::exception_ptr) {
+            if (--c->background_releases == 0) {
+                c->releases_drained.cancel();
+            }
+        });
+}
+
+client_impl::client_impl(asio::any_io_executor ex, redlock::config config)
+    : executor(ex),
+      strand(asio::make_strand(ex)),
+      cfg(std::move(config)),
+      releases_drained(strand, clock::time_point::max())
+{
+    connection_settings settings{cfg.connect_timeout, cfg.reconnect_backoff_min,
+                                 cfg.reconnect_backoff_max};
+    for (const node& n : cfg.nodes) {
+        nodes.push_back(std::make_shared<connection>(strand, n, settings));
+    }
+}
+
+}  // namespace detail
+
+// ---- client ----
+
+client::client(executor_type ex, redlock::config cfg)
+{
+    if (std::string problem = validate(cfg); !problem.empty()) {
+        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+    }
+    impl_ = std::make_shared<detail::client_impl>(std::move(ex), std::move(cfg));
+}
+
+client::~client() = default;
+
+client::executor_type client::get_executor() const noexcept
+{
+    return impl_->executor;
+}
+
+const config& client::config() const noexcept
+{
+    return impl_->cfg;
+}
+
+mutex client::make_mutex(std::string name, options opts)
+{
+    if (std::string problem = validate(opts, name); !problem.empty()) {
+        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+    }
+    auto m = std::make_shared<detail::mutex_state>();
+    m->client = impl_;
+    m->name = std::move(name);
+    m->opts = std::move(opts);
+    return mutex(std::move(m));
+}
+
+// ---- mutex ----
+
+const std::string& mutex::name() const noexcept
+{
+    return state_->name;
+}
+
+const options& mutex::options() const noexcept
+{
+    return state_->opts;
+}
+
+report mutex::last_report() const
+{
+    std::lock_guard lock(state_->report_mutex);
+    return state_->last;
+}
+
+// ---- guard ----
+
+namespace {
+const std::string empty_string;
+const report empty_report;
+}  // namespace
+
+guard::guard() noexcept = default;
+
+guard::guard(std::shared_ptr<detail::lock_state> state) noexcept : state_(std::move(state)) {}
+
+guard::guard(guard&& other) noexcept = default;
+
+guard& guard::operator=(guard&& other) noexcept
+{
+    if (this != &other) {
+        release_in_background();
+        state_ = std::move(other.state_);
+    }
+    return *this;
+}
+
+guard::~guard()
+{
+    release_in_background();
+}
+
+void guard::release_in_background() noexcept
+{
+    try {
+        detail::release_in_background(std::move(state_));
+    } catch (...) {
+        // Out of memory while scheduling: the keys expire by their TTL.
+    }
+    state_.reset();
+}
+
+const std::string& guard::name() const noexcept
+{
+    return state_ ? state_->mutex->name : empty_string;
+}
+
+const std::string& guard::value() const noexcept
+{
+    return state_ ? state_->value : empty_string;
+}
+
+std::chrono::steady_clock::time_point guard::until() const noexcept
+{
+    return state_ ? state_->until : std::chrono::steady_clock::time_point{};
+}
+
+bool guard::owns_lock() const noexcept
+{
+    return state_ && state_->owns;
+}
+
+const report& guard::last_report() const noexcept
+{
+    return state_ ? state_->last : empty_report;
+}
+
+}  // namespace redlock

@@ -1,0 +1,52 @@
+#include <redlock/options.hpp>
+
+#include <random>
+
+namespace redlock {
+
+std::chrono::milliseconds delay_policy::operator()(int attempt) const
+{
+    if (fn_) {
+        auto d = fn_(attempt);
+        return d.count() < 0 ? std::chrono::milliseconds(0) : d;
+    }
+    // Each thread draws from its own engine: no lock, and no shared sequence for
+    // contenders in one process to march in step with.
+    thread_local std::mt19937 engine{std::random_device{}()};
+    std::uniform_int_distribution<int> ms(50, 250);
+    return std::chrono::milliseconds(ms(engine));
+}
+
+std::string validate(const options& opts, std::string_view name)
+{
+    if (name.empty()) {
+        return "the lock name is empty: it is the Redis key, give it a name";
+    }
+    if (opts.expiry.count() <= 0) {
+        return "options.expiry must be positive (got " + std::to_string(opts.expiry.count()) +
+               " ms)";
+    }
+    if (opts.tries < 1) {
+        return "options.tries must be at least 1 (got " + std::to_string(opts.tries) + ")";
+    }
+    if (opts.wait && opts.wait->count() < 0) {
+        return "options.wait must not be negative";
+    }
+    // Written as !(in range) so that NaN is rejected too.
+    if (!(opts.drift_factor >= 0.0 && opts.drift_factor < 1.0)) {
+        return "options.drift_factor must be in [0, 1) (got " + std::to_string(opts.drift_factor) +
+               ")";
+    }
+    if (!(opts.timeout_factor >= 0.0 && opts.timeout_factor < 1.0)) {
+        return "options.timeout_factor must be in [0, 1) (got " +
+               std::to_string(opts.timeout_factor) + ")";
+    }
+    auto drift_ms = static_cast<double>(opts.expiry.count()) * opts.drift_factor + 2.0;
+    if (drift_ms >= static_cast<double>(opts.expiry.count())) {
+        return "options.expiry (" + std::to_string(opts.expiry.count()) +
+               " ms) leaves no validity after the drift allowance (expiry * drift_factor + 2 ms)";
+    }
+    return {};
+}
+
+}  // namespace redlock

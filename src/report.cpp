@@ -1,0 +1,48 @@
+#include <redlock/report.hpp>
+
+#include <algorithm>
+
+namespace redlock {
+
+std::string_view to_string(node_status s) noexcept
+{
+    switch (s) {
+        case node_status::ok:
+            return "ok";
+        case node_status::taken:
+            return "taken";
+        case node_status::missing:
+            return "missing";
+        case node_status::timed_out:
+            return "timed out";
+        case node_status::error:
+            return "error";
+        case node_status::abandoned:
+            return "abandoned";
+    }
+    return "unknown";
+}
+
+std::size_t report::count(node_status status) const noexcept
+{
+    return static_cast<std::size_t>(
+        std::count_if(nodes.begin(), nodes.end(),
+                      [status](const node_outcome& o) { return o.status == status; }));
+}
+
+std::string report::to_string() const
+{
+    std::string out;
+    for (const node_outcome& o : nodes) {
+        out += o.endpoint;
+        out += ' ';
+        out += redlock::to_string(o.status);
+        if (!o.detail.empty()) {
+            out += " (" + o.detail + ")";
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace redlock

@@ -1,0 +1,83 @@
+#pragma once
+
+// Real redis-server processes for tests. Every server runs on 127.0.0.1 only, on a port picked
+// at start, in its own temp dir, and dies with the test process (PR_SET_PDEATHSIG).
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::test {
+
+class redis_server
+{
+  public:
+    // extra_args go last so they override the defaults (e.g. "--appendonly", "yes").
+    // extra_env ("NAME=value") is added to this server's environment only, e.g. LD_PRELOAD and
+    // FAKETIME for a skewed clock on one node. Throws std::runtime_error (with the log tail)
+    // if the server does not answer PING within 5 s.
+    explicit redis_server(std::vector<std::string> extra_args = {},
+                          std::vector<std::string> extra_env = {});
+    ~redis_server();
+    redis_server(const redis_server&) = delete;
+    redis_server& operator=(const redis_server&) = delete;
+
+    std::uint16_t port() const { return port_; }
+    std::string url() const;
+    pid_t pid() const { return pid_; }
+    const std::string& dir() const { return dir_; }  // holds redis.log
+
+    void pause();    // SIGSTOP; returns once the process is stopped. No-op if paused or dead.
+    void resume();   // SIGCONT. No-op if dead.
+    void kill();     // SIGKILL + waitpid. Idempotent.
+    void restart();  // kill, then start again on the same port and dir.
+    bool running() const;
+    bool paused() const { return paused_ && running(); }
+
+  private:
+    bool start();  // false if the port was taken; throws on any other failure
+
+    std::vector<std::string> args_;
+    std::vector<std::string> env_;
+    std::string dir_;
+    std::uint16_t port_ = 0;
+    mutable pid_t pid_ = -1;  // running() reaps a server that died on its own
+    bool paused_ = false;
+};
+
+class redis_cluster
+{
+  public:
+    explicit redis_cluster(std::size_t n, std::vector<std::string> extra_args = {});
+
+    std::size_t size() const { return nodes_.size(); }
+    redis_server& operator[](std::size_t i) { return *nodes_.at(i); }
+    const redis_server& operator[](std::size_t i) const { return *nodes_.at(i); }
+    std::vector<std::string> urls() const;
+    // FLUSHALL on every running node. Throws std::logic_error on a paused node rather than
+    // silently leaving its keys behind.
+    void flushall();
+
+  private:
+    std::vector<std::unique_ptr<redis_server>> nodes_;
+};
+
+// Blocking one-shot helpers (new connection per call, 1 s connect and reply timeouts).
+// They throw std::runtime_error naming the port and command on connection failure or timeout.
+std::optional<std::string> redis_get(std::uint16_t port, std::string_view key);
+void redis_set(std::uint16_t port, std::string_view key, std::string_view value,
+               std::optional<long long> px_ms = {});
+long long redis_pttl(std::uint16_t port, std::string_view key);
+// Integers as digits, nil as "(nil)", errors as their text ("ERR ..."), arrays space-joined.
+std::string redis_command(std::uint16_t port, std::vector<std::string> args);
+
+// A port where nothing listens right now; another process may still take it later.
+std::uint16_t unused_loopback_port();
+
+}  // namespace redlock::test
