@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set-up, then every test: the normal build, then the same suite under
+# AddressSanitizer+UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
+# The suite starts and stops its own redis-server processes on free loopback ports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh build
+echo "== tests (RelWithDebInfo)"
+ctest --test-dir build --output-on-failure -j 2
+
+if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== tests under ASan+UBSan"
+  scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j 2
+
+  echo "== threaded tests under TSan"
+  scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
+fi

@@ -1,0 +1,2 @@
+#define BOOST_TEST_MODULE redlock_integration
+#include <boost/test/unit_test.hpp>

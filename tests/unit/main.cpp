@@ -1,0 +1,2 @@
+#define BOOST_TEST_MODULE redlock_unit
+#include <boost/test/unit_test.hpp>
