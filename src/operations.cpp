@@ -432,6 +432,11 @@ mutex client::make_mutex(std::string name, options opts)
     return mutex(std::move(m));
 }
 
+mutex client::make_mutex(std::string name)
+{
+    return make_mutex(std::move(name), options{});
+}
+
 // ---- mutex ----
 
 const std::string& mutex::name() const noexcept

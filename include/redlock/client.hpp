@@ -46,7 +46,11 @@ class client
     /// A lock named `name` (the Redis key) with `opts`. Throws `boost::system::system_error`
     /// with `error::invalid_argument` and a message naming the field when the name is
     /// empty or an option is out of range. No I/O.
-    mutex make_mutex(std::string name, options opts = {});
+    mutex make_mutex(std::string name, options opts);
+    /// `make_mutex(name, options{})`. An overload, not a default argument: g++ 12 destroys
+    /// a default argument's temporary twice when the call sits inside a `co_await`
+    /// expression.
+    mutex make_mutex(std::string name);
 
     /// Waits until every release that guard destructors scheduled has finished, then closes
     /// the connections; later operations complete with `error::shut_down`.

@@ -1,0 +1,109 @@
+#pragma once
+
+// Shared pieces of the integration tests: a cluster of real redis-servers per test case, and
+// a bounded way to run a coroutine to completion.
+
+#include <redlock/redlock.hpp>
+
+#include "common/redis_server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+// How Boost.Test prints the library's enums in failed assertions.
+namespace redlock {
+inline std::ostream& boost_test_print_type(std::ostream& os, error e)
+{
+    return os << make_error_code(e).message();
+}
+inline std::ostream& boost_test_print_type(std::ostream& os, node_status s)
+{
+    return os << to_string(s);
+}
+}  // namespace redlock
+namespace boost::asio::error {
+inline std::ostream& boost_test_print_type(std::ostream& os, basic_errors e)
+{
+    return os << make_error_code(e).message();
+}
+}  // namespace boost::asio::error
+
+namespace redlock::test {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+/// Runs `op` on `io` until it completes or `limit` passes; a hang fails the test instead of
+/// blocking the suite. Rethrows the coroutine's exception.
+template <class T>
+T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds limit = 30s)
+{
+    std::optional<T> result;
+    std::exception_ptr error;
+    bool done = false;
+    asio::co_spawn(io, std::move(op), [&](std::exception_ptr e, T value) {
+        error = e;
+        result.emplace(std::move(value));
+        done = true;
+    });
+    io.restart();
+    const auto deadline = steady::now() + limit;
+    while (!done && steady::now() < deadline) {
+        io.run_one_for(deadline - steady::now());
+    }
+    BOOST_REQUIRE_MESSAGE(done, "operation did not complete within " << limit.count() << " ms");
+    if (error) {
+        std::rethrow_exception(error);
+    }
+    return std::move(*result);
+}
+
+/// Five independent masters, started fresh for each test case that uses this fixture.
+struct five_nodes
+{
+    redis_cluster nodes{5};
+    asio::io_context io;
+
+    redlock::config config() const { return redlock::config::from_urls(nodes.urls()); }
+
+    /// The value under `key` on node i, read by a separate blocking connection.
+    std::optional<std::string> value_on(std::size_t i, const std::string& key)
+    {
+        return redis_get(nodes[i].port(), key);
+    }
+
+    /// On how many nodes `key` holds `value`.
+    std::size_t holding(const std::string& key, const std::string& value)
+    {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (nodes[i].running() && !nodes[i].paused() && value_on(i, key) == value) {
+                ++n;
+            }
+        }
+        return n;
+    }
+};
+
+/// Acquire as a (error_code, guard) pair instead of throwing.
+inline asio::awaitable<std::tuple<boost::system::error_code, redlock::guard>> try_get(
+    redlock::mutex m, bool once = false)
+{
+    if (once) {
+        co_return co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+}
+
+inline std::chrono::milliseconds since(steady::time_point t)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t);
+}
+
+}  // namespace redlock::test

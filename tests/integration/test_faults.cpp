@@ -1,0 +1,125 @@
+// Nodes that do not answer, refuse connections, or are gone: acquisition stays bounded by
+// the per-node deadline and reports what happened on each node.
+
+#include "fixture.hpp"
+
+namespace redlock::test {
+namespace {
+
+BOOST_AUTO_TEST_SUITE(faults)
+
+BOOST_FIXTURE_TEST_CASE(stopped_nodes_do_not_stall_acquisition, five_nodes)
+{
+    nodes[0].pause();
+    nodes[1].pause();
+    redlock::client c(io.get_executor(), config());
+    // Per-node deadline: 2 s x 0.05 = 100 ms. Without it, the stopped nodes would hold the
+    // attempt for as long as they stay stopped.
+    auto m = c.make_mutex("stalled", {.expiry = 2s, .tries = 1});
+    const auto start = steady::now();
+    auto [ec, g] = run(io, try_get(m));
+    const auto took = since(start);
+    BOOST_TEST(!ec);
+    BOOST_TEST(g.owns_lock());
+    BOOST_TEST((took < 1500ms));
+    BOOST_TEST(g.last_report().count(node_status::ok) == 3u);
+
+    // Release waits for every node: the stopped ones time out, and say so.
+    auto [rec] = run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(!rec);
+    const report& r = g.last_report();
+    BOOST_TEST(r.nodes[0].status == node_status::timed_out);
+    BOOST_TEST(r.nodes[1].status == node_status::timed_out);
+    BOOST_TEST(!r.nodes[0].detail.empty());
+    BOOST_TEST(r.count(node_status::ok) == 3u);
+    nodes[0].resume();
+    nodes[1].resume();
+}
+
+BOOST_FIXTURE_TEST_CASE(refused_port_is_a_node_error_not_a_stall, five_nodes)
+{
+    auto cfg = config();
+    nodes[4].kill();  // its port now refuses connections
+    redlock::client c(io.get_executor(), cfg);
+    auto m = c.make_mutex("refused", {.expiry = 5s, .tries = 1});
+    const auto start = steady::now();
+    auto [ec, g] = run(io, try_get(m));
+    BOOST_TEST(!ec);
+    BOOST_TEST((since(start) < 2000ms));
+    auto [rec] = run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(!rec);
+    const node_outcome& dead = g.last_report().nodes[4];
+    BOOST_TEST(dead.status == node_status::error);
+    BOOST_TEST_MESSAGE("refused node: " << dead.detail);
+    BOOST_TEST((dead.detail.find("refused") != std::string::npos));
+    BOOST_TEST((dead.detail.find(std::to_string(nodes[4].port())) != std::string::npos));
+}
+
+BOOST_FIXTURE_TEST_CASE(three_of_five_stopped_fails_in_bounded_time, five_nodes)
+{
+    for (std::size_t i = 0; i < 3; ++i) {
+        nodes[i].pause();
+    }
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex(
+        "minority", {.expiry = 2s, .tries = 3, .retry_delay = 10ms, .value = "minority-owner"});
+    const auto start = steady::now();
+    auto [ec, g] = run(io, try_get(m));
+    BOOST_TEST(ec == redlock::error::failed);
+    BOOST_TEST(!g.owns_lock());
+    BOOST_TEST((since(start) < 3000ms));
+    BOOST_TEST(g.last_report().attempts == 3);
+    BOOST_TEST(g.last_report().count(node_status::ok) == 2u);
+    BOOST_TEST(g.last_report().count(node_status::timed_out) +
+                   g.last_report().count(node_status::error) ==
+               3u);
+    // Each failed attempt deleted what it had set on the nodes that answered.
+    BOOST_TEST(holding("minority", "minority-owner") == 0u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        nodes[i].resume();
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(three_of_five_killed_fails_and_fail_fast_stops_early, five_nodes)
+{
+    for (std::size_t i = 0; i < 3; ++i) {
+        nodes[i].kill();
+    }
+    redlock::client c(io.get_executor(), config());
+    auto m =
+        c.make_mutex("gone", {.expiry = 2s, .tries = 2, .retry_delay = 10ms, .fail_fast = true});
+    const auto start = steady::now();
+    auto [ec, g] = run(io, try_get(m));
+    BOOST_TEST(ec == redlock::error::failed);
+    BOOST_TEST((since(start) < 3000ms));
+    BOOST_TEST(g.last_report().count(node_status::ok) < 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_restarted_node_is_reconnected, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("restart", {.expiry = 5s, .tries = 50, .retry_delay = 20ms});
+    run(io, [&]() -> asio::awaitable<int> {
+        {
+            redlock::guard g = co_await m.acquire();
+            co_await g.release();
+        }
+        // All five connections are now open; three servers restart underneath them.
+        for (std::size_t i = 0; i < 3; ++i) {
+            nodes[i].restart();
+        }
+        // The first requests on the dead connections fail; retries reconnect.
+        redlock::guard g = co_await m.acquire();
+        BOOST_TEST(holding("restart", g.value()) >= 3u);
+        co_await g.release();
+        redlock::guard again = co_await m.acquire();
+        co_await again.release();  // a release hears from every node
+        BOOST_TEST(again.last_report().count(node_status::ok) == 5u);
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
