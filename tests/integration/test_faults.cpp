@@ -123,3 +123,74 @@ BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
 }  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+BOOST_AUTO_TEST_SUITE(node_connection)
+
+BOOST_FIXTURE_TEST_CASE(flushed_script_cache_falls_back_to_eval, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("noscript");
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        co_await g.extend();  // loads the extend script everywhere
+        for (std::size_t i = 0; i < 5; ++i) {
+            redis_command(nodes[i].port(), {"SCRIPT", "FLUSH"});
+        }
+        co_await g.extend();  // EVALSHA answers NOSCRIPT; EVAL takes over
+        BOOST_TEST(g.last_report().count(node_status::ok) >= 3u);
+        co_await g.release();
+        BOOST_TEST(g.last_report().count(node_status::ok) == 5u);
+        co_return 0;
+    }());
+    BOOST_TEST(holding("noscript", "") == 0u);
+    for (std::size_t i = 0; i < 5; ++i) {
+        BOOST_TEST(!value_on(i, "noscript").has_value());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(database_from_the_url_is_selected)
+{
+    redis_server node;
+    asio::io_context io;
+    redlock::client c(io.get_executor(), redlock::config::from_urls({node.url() + "/3"}));
+    auto m = c.make_mutex("in-db-3");
+    auto [ec, g] = run(io, try_get(m));
+    BOOST_TEST(!ec);
+    BOOST_TEST(!redis_get(node.port(), "in-db-3").has_value());  // not in db 0
+    auto in_db3 = redis_command(
+        node.port(),
+        {"EVAL", "redis.call('SELECT', 3) return redis.call('GET', KEYS[1])", "1", "in-db-3"});
+    BOOST_TEST(in_db3 == g.value());
+}
+
+BOOST_AUTO_TEST_CASE(acl_user_authenticates_and_a_wrong_password_is_reported_without_it)
+{
+    redis_server node({"--user", "locker", "on", ">s3cr3t-pw", "~*", "&*", "+@all"});
+    asio::io_context io;
+    const std::string where = "127.0.0.1:" + std::to_string(node.port());
+    {
+        redlock::client c(io.get_executor(),
+                          redlock::config::from_urls({"redis://locker:s3cr3t-pw@" + where}));
+        auto [ec, g] = run(io, try_get(c.make_mutex("acl")));
+        BOOST_TEST(!ec);
+        BOOST_TEST(g.owns_lock());
+        auto [rec] = run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+        BOOST_TEST(!rec);
+    }
+    redlock::client c(io.get_executor(),
+                      redlock::config::from_urls({"redis://locker:not-the-pw@" + where}));
+    auto [ec, g] = run(io, try_get(c.make_mutex("acl", {.tries = 1})));
+    BOOST_TEST(ec == redlock::error::failed);
+    const std::string& detail = g.last_report().nodes.at(0).detail;
+    BOOST_TEST_MESSAGE("wrong password: " << detail);
+    BOOST_TEST((detail.find("AUTH") != std::string::npos));
+    BOOST_TEST((detail.find("not-the-pw") == std::string::npos));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
