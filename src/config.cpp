@@ -3,6 +3,7 @@
 
 #include <boost/system/system_error.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -14,19 +15,18 @@ namespace {
     throw boost::system::system_error(make_error_code(error::invalid_argument), message);
 }
 
-// The URL with its password replaced, so that messages can quote it safely.
+// The URL with its credentials replaced, so that messages can quote it safely. Everything
+// before the last '@' after the scheme is hidden, even when the URL is malformed.
 std::string redacted(std::string_view url)
 {
-    auto scheme_end = url.find("://");
     auto at = url.rfind('@');
-    if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end) {
+    if (at == std::string_view::npos) {
         return std::string(url);
     }
-    auto colon = url.find(':', scheme_end + 3);
-    if (colon == std::string_view::npos || colon > at) {
-        return std::string(url);
-    }
-    return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+    auto scheme_end = url.find("://");
+    std::size_t start =
+        scheme_end != std::string_view::npos && scheme_end < at ? scheme_end + 3 : 0;
+    return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
 }
 
 std::string percent_decode(std::string_view in, std::string_view url, std::string_view what)
@@ -87,11 +87,14 @@ node node::from_url(std::string_view url)
         reject("malformed node URL '" + redacted(url) +
                "': expected redis://host:port, rediss://host:port or unix:///path");
     }
-    std::string_view scheme = url.substr(0, scheme_end);
+    std::string scheme(url.substr(0, scheme_end));
+    for (char& ch : scheme) {
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
     std::string_view rest = url.substr(scheme_end + 3);
     if (scheme != "redis" && scheme != "rediss" && scheme != "unix") {
-        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
-               std::string(scheme) + "' (expected redis, rediss or unix)");
+        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" + scheme +
+               "' (expected redis, rediss or unix)");
     }
     n.tls = scheme == "rediss";
 
@@ -101,7 +104,8 @@ node node::from_url(std::string_view url)
         query = rest.substr(q + 1);
         rest = rest.substr(0, q);
     }
-    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    // Credentials end at the last '@' before the path: a socket path may contain '@'.
+    if (auto at = rest.substr(0, rest.find('/')).rfind('@'); at != std::string_view::npos) {
         parse_userinfo(rest.substr(0, at), url, n);
         rest = rest.substr(at + 1);
     }

@@ -192,7 +192,13 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         if (attempt == tries) {
             break;
         }
-        auto delay = o.retry_delay(attempt);
+        std::chrono::milliseconds delay{};
+        try {
+            delay = o.retry_delay(attempt);
+        } catch (const std::exception&) {
+            // A user's delay function that throws is a bad option, not a lock outcome.
+            co_return guard_result{error::invalid_argument, failed_guard(m, std::move(rep))};
+        }
         if (clock::now() + delay >= give_up_at) {
             break;
         }

@@ -26,6 +26,16 @@ std::string validate(const options& opts, std::string_view name)
         return "options.expiry must be positive (got " + std::to_string(opts.expiry.count()) +
                " ms)";
     }
+    // Far beyond any sensible TTL, and far enough inside steady_clock's range that the
+    // validity arithmetic (in nanoseconds) cannot overflow.
+    constexpr auto longest = std::chrono::hours(24 * 365);
+    if (opts.expiry > longest) {
+        return "options.expiry must be at most 365 days (got " +
+               std::to_string(opts.expiry.count()) + " ms)";
+    }
+    if (opts.wait && *opts.wait > longest) {
+        return "options.wait must be at most 365 days";
+    }
     if (opts.tries < 1) {
         return "options.tries must be at least 1 (got " + std::to_string(opts.tries) + ")";
     }

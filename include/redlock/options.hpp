@@ -39,19 +39,19 @@ class delay_policy
 /// Options of one lock (see `client::make_mutex`). Defaults follow redsync v4.
 struct options
 {
-    /// The keys' time to live (PX). Must be positive.
+    /// The keys' time to live (PX). Positive, at most 365 days.
     std::chrono::milliseconds expiry{8000};
     /// Attempts made by `acquire` (`try_acquire` makes one). At least 1.
     int tries = 32;
     /// Delay between attempts of `acquire`.
     delay_policy retry_delay{};
-    /// Upper bound on a whole `acquire`, whichever comes first with `tries`.
+    /// Upper bound on a whole `acquire`, whichever comes first with `tries`; at most 365 days.
     std::optional<std::chrono::milliseconds> wait{};
     /// Clock drift allowance: validity = expiry - elapsed - (expiry * drift_factor + 2 ms).
     /// In [0, 1).
     double drift_factor = 0.01;
-    /// Per-node deadline of each request = expiry * timeout_factor. In [0, 1) and the
-    /// product at least 1 ms.
+    /// Per-node deadline of each request = expiry * timeout_factor, in [0, 1); a product
+    /// below 1 ms is raised to 1 ms.
     double timeout_factor = 0.05;
     /// A fixed owner value. Empty: a fresh one from `gen_value` for each acquisition.
     std::string value{};
