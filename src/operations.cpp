@@ -119,14 +119,33 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
     return guard(std::move(l));
 }
 
+// Every operation accepts terminal, partial and total cancellation, and checks for it after
+// each step instead of having co_await throw, so that it can still clean up.
+asio::awaitable<asio::cancellation_state> accept_cancellation()
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    co_return co_await asio::this_coro::cancellation_state;
+}
+
+// Why a guard cannot run an extend or valid round, if it cannot.
+error_code unusable(const std::shared_ptr<lock_state>& l)
+{
+    if (!l || !l->owns) {
+        return error::not_held;
+    }
+    if (l->mutex->client->shut_down) {
+        return error::shut_down;
+    }
+    return {};
+}
+
 using guard_result = std::tuple<error_code, guard>;
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
 {
     // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
+    auto cs = co_await accept_cancellation();
     const std::shared_ptr<client_impl>& c = m->client;
     const options& o = m->opts;
     if (c->shut_down) {
@@ -215,9 +234,7 @@ using void_result = std::tuple<error_code>;
 
 asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
+    auto cs = co_await accept_cancellation();
     if (!l || !l->owns.exchange(false)) {
         co_return void_result{error::not_held};
     }
@@ -232,16 +249,11 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 
 asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
 {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
-    if (!l || !l->owns) {
-        co_return void_result{error::not_held};
+    auto cs = co_await accept_cancellation();
+    if (error_code ec = unusable(l)) {
+        co_return void_result{ec};
     }
     const auto& c = l->mutex->client;
-    if (c->shut_down) {
-        co_return void_result{error::shut_down};
-    }
     const options& o = l->mutex->opts;
     const auto start = clock::now();
     if (start >= l->until) {
@@ -272,16 +284,11 @@ using bool_result = std::tuple<error_code, bool>;
 
 asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
 {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
-    if (!l || !l->owns) {
-        co_return bool_result{error::not_held, false};
+    auto cs = co_await accept_cancellation();
+    if (error_code ec = unusable(l)) {
+        co_return bool_result{ec, false};
     }
     const auto& c = l->mutex->client;
-    if (c->shut_down) {
-        co_return bool_result{error::shut_down, false};
-    }
     const options& o = l->mutex->opts;
     round r{get_command(l->mutex->name),
             read_get_reply,
