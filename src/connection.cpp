@@ -358,12 +358,11 @@ void connection::complete(const request_ptr& r, exec_result::status s, std::stri
 
 void connection::abandon(const request_ptr& r)
 {
+    // A request not yet written still goes out; only its reply is dropped. A round that
+    // stopped early at a quorum thus still sets the key on the remaining nodes (the lock
+    // survives more node failures), and a cancelled acquire's clean-up, queued behind it on
+    // the same connection, still deletes whatever it sets.
     r->abandoned = true;
-    // Not yet written: it need never be.
-    auto it = std::find(write_queue_.begin(), write_queue_.end(), r);
-    if (it != write_queue_.end()) {
-        write_queue_.erase(it);
-    }
 }
 
 void connection::fail_connection(const std::string& why)

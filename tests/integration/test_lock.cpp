@@ -24,12 +24,15 @@ BOOST_FIXTURE_TEST_CASE(acquire_sets_the_key_everywhere_and_release_deletes_it, 
         BOOST_TEST(g.name() == "order:42");
         BOOST_TEST(g.value().size() == 24u);
         BOOST_TEST((g.until() > steady::now() && g.until() <= before + 10s));
-        BOOST_TEST(holding("order:42", g.value()) == 5u);
-        for (std::size_t i = 0; i < 5; ++i) {
-            auto ttl = redis_pttl(nodes[i].port(), "order:42");
-            BOOST_TEST((ttl > 9000 && ttl <= 10000));
-        }
+        // Acquire completes at a quorum; every node that said ok holds our value and TTL.
         BOOST_TEST(g.last_report().count(node_status::ok) >= 3u);
+        for (std::size_t i = 0; i < 5; ++i) {
+            if (g.last_report().nodes[i].status == node_status::ok) {
+                BOOST_TEST((value_on(i, "order:42") == g.value()));
+                auto ttl = redis_pttl(nodes[i].port(), "order:42");
+                BOOST_TEST((ttl > 9000 && ttl <= 10000));
+            }
+        }
 
         co_await g.release();
         BOOST_TEST(!g.owns_lock());
@@ -160,10 +163,14 @@ BOOST_FIXTURE_TEST_CASE(release_never_deletes_another_owners_key, five_nodes)
         redlock::guard first = co_await m.acquire();
         redlock::guard second = co_await m.acquire();  // waits out the first one's expiry
         BOOST_TEST((steady::now() >= first.until()));
+        // The first owner's keys expire at slightly different instants on each node, so the
+        // second owner may have won on only a quorum of them.
+        const auto held_before = holding("expiring", second.value());
+        BOOST_TEST(held_before >= 3u);
         auto [ec] = co_await first.async_release(asio::as_tuple(asio::use_awaitable));
         BOOST_TEST(ec == redlock::error::not_held);
-        BOOST_TEST(first.last_report().count(node_status::taken) == 5u);
-        BOOST_TEST(holding("expiring", second.value()) == 5u);
+        BOOST_TEST(first.last_report().count(node_status::taken) == held_before);
+        BOOST_TEST(holding("expiring", second.value()) == held_before);
         co_return 0;
     }());
 }
@@ -181,7 +188,9 @@ BOOST_FIXTURE_TEST_CASE(extend_moves_validity_and_valid_follows_the_quorum, five
         co_await g.extend();
         BOOST_TEST((g.until() > first_until));
         for (std::size_t i = 0; i < 5; ++i) {
-            BOOST_TEST(redis_pttl(nodes[i].port(), "extended") > 1900);
+            if (g.last_report().nodes[i].status == node_status::ok) {
+                BOOST_TEST(redis_pttl(nodes[i].port(), "extended") > 1900);
+            }
         }
         BOOST_TEST((co_await g.valid()) == true);
 
@@ -239,7 +248,7 @@ BOOST_FIXTURE_TEST_CASE(expiry_lets_the_next_owner_in_only_after_validity, five_
         redlock::guard first = co_await holder.acquire();  // never released, only expires
         redlock::guard second = co_await waiter.acquire();
         BOOST_TEST((steady::now() >= first.until()));
-        BOOST_TEST(holding("abandoned", second.value()) == 5u);
+        BOOST_TEST(holding("abandoned", second.value()) >= 3u);
         co_return 0;
     }());
 }
@@ -253,7 +262,7 @@ BOOST_FIXTURE_TEST_CASE(guard_destructor_releases_and_shutdown_waits_for_it, fiv
         {
             redlock::guard g = co_await m.acquire();
             value = g.value();
-            BOOST_TEST(holding("scoped", value) == 5u);
+            BOOST_TEST(holding("scoped", value) >= 3u);
         }  // ~guard schedules the release; nobody awaits it
         co_await c.async_shutdown(asio::use_awaitable);
         co_return 0;
