@@ -140,6 +140,15 @@ error_code unusable(const std::shared_ptr<lock_state>& l)
     return {};
 }
 
+// Runs a round for one of a guard's operations and keeps its report on the guard.
+asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r)
+{
+    auto outcomes = co_await run_round(l->mutex->client->nodes, std::move(r));
+    const tally t = count(outcomes);
+    l->last = make_report(std::move(outcomes), 1);
+    co_return t;
+}
+
 using guard_result = std::tuple<error_code, guard>;
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
@@ -238,9 +247,7 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
     if (!l || !l->owns.exchange(false)) {
         co_return void_result{error::not_held};
     }
-    auto outcomes = co_await run_round(l->mutex->client->nodes, release_round(*l));
-    const tally t = count(outcomes);
-    l->last = make_report(std::move(outcomes), 1);
+    const tally t = co_await run_guard_round(l, release_round(*l));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -253,7 +260,6 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
     if (error_code ec = unusable(l)) {
         co_return void_result{ec};
     }
-    const auto& c = l->mutex->client;
     const options& o = l->mutex->opts;
     const auto start = clock::now();
     if (start >= l->until) {
@@ -265,9 +271,7 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
             start + node_timeout(o.expiry, o.timeout_factor),
             stop_rule::quorum_reached,
             o.shuffle_nodes};
-    auto outcomes = co_await run_round(c->nodes, std::move(r));
-    const tally t = count(outcomes);
-    l->last = make_report(std::move(outcomes), 1);
+    const tally t = co_await run_guard_round(l, std::move(r));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -288,7 +292,6 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
     if (error_code ec = unusable(l)) {
         co_return bool_result{ec, false};
     }
-    const auto& c = l->mutex->client;
     const options& o = l->mutex->opts;
     round r{get_command(l->mutex->name),
             read_get_reply,
@@ -296,9 +299,7 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
             clock::now() + node_timeout(o.expiry, o.timeout_factor),
             stop_rule::outcome_known,
             o.shuffle_nodes};
-    auto outcomes = co_await run_round(c->nodes, std::move(r));
-    const tally t = count(outcomes);
-    l->last = make_report(std::move(outcomes), 1);
+    const tally t = co_await run_guard_round(l, std::move(r));
     if (cancelled(cs)) {
         co_return bool_result{asio::error::operation_aborted, false};
     }
@@ -385,9 +386,7 @@ void release_in_background(std::shared_ptr<lock_state> l)
     asio::co_spawn(
         c->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
-            auto c = l->mutex->client;
-            auto outcomes = co_await run_round(c->nodes, release_round(*l));
-            l->last = make_report(std::move(outcomes), 1);
+            co_await run_guard_round(l, release_round(*l));
         }(l),
         [c](std::exception_ptr) {
             if (--c->background_releases == 0) {
