@@ -29,6 +29,9 @@ class category final : public boost::system::error_category
                 return "invalid argument: check the client configuration and lock options";
             case error::shut_down:
                 return "client shut down: no further lock operations are accepted";
+            case error::lost:
+                return "lock lost while held: it is gone from a majority of nodes or its validity "
+                       "ran out unconfirmed (the protected work must stop)";
         }
         return "unknown redlock error " + std::to_string(ev);
     }

@@ -113,7 +113,7 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
         std::lock_guard lock(m->report_mutex);
         m->last = rep;
     }
-    auto l = std::make_shared<lock_state>();
+    auto l = std::make_shared<lock_state>(m->client->strand);
     l->mutex = m;
     l->last = std::move(rep);
     return guard(std::move(l));
@@ -147,6 +147,96 @@ asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, rou
     const tally t = count(outcomes);
     l->last = make_report(std::move(outcomes), 1);
     co_return t;
+}
+
+round extend_round(const lock_state& l, clock::time_point start)
+{
+    const options& o = l.mutex->opts;
+    return round{extend_command(l.mutex->name, l.value, o.expiry, o.set_nx_on_extend),
+                 read_script_reply,
+                 l.value,
+                 start + node_timeout(o.expiry, o.timeout_factor),
+                 stop_rule::quorum_reached,
+                 o.shuffle_nodes};
+}
+
+// Our value is provably gone from a majority: nodes answered that the key is missing or
+// another's, so no quorum can hold it whatever the silent nodes say.
+bool definitely_gone(const tally& t)
+{
+    return t.taken + t.missing > t.nodes - t.quorum();
+}
+
+// On the strand. Once only: wakes async_wait_lost and emits the guard's lost slot.
+void declare_lost(lock_state& l)
+{
+    if (l.lost.exchange(true)) {
+        return;
+    }
+    l.lost_event.cancel();
+    l.lost_signal.emit(asio::cancellation_type::terminal);
+}
+
+// On the strand, after `owns` was cleared: the watch and the waiters for loss stop.
+void note_released(lock_state& l)
+{
+    l.wake_watch.cancel();
+    l.lost_event.cancel();
+}
+
+// Watches a held lock until it is released: declares it lost when its validity runs out,
+// and with auto_extend extends it every expiry / 3 first. A failed extension is retried
+// (every expiry / 20) while validity lasts, unless the nodes' answers show it is gone.
+asio::awaitable<void> watch(std::shared_ptr<lock_state> l)
+{
+    const options& o = l->mutex->opts;
+    const auto period = std::chrono::duration_cast<clock::duration>(o.expiry) / 3;
+    const auto retry_after = std::max<clock::duration>(
+        std::chrono::duration_cast<clock::duration>(o.expiry) / 20, std::chrono::milliseconds(1));
+    auto next_extend = l->extended_at + period;
+    while (l->owns && !l->lost) {
+        const bool may_extend =
+            o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
+        l->wake_watch.expires_at(may_extend ? std::min(next_extend, l->until) : l->until);
+        co_await l->wake_watch.async_wait(asio::as_tuple(use_awaitable));
+        if (!l->owns) {
+            break;
+        }
+        const auto now = clock::now();
+        if (may_extend && now >= next_extend && now < l->until) {
+            const tally t = co_await run_guard_round(l, extend_round(*l, now));
+            if (!l->owns) {
+                break;
+            }
+            const auto until = valid_until(now, o.expiry, o.drift_factor);
+            if (t.reached() && clock::now() < until) {
+                l->until = until;
+                l->extended_at = now;
+                ++l->extensions;
+                next_extend = now + period;
+                continue;
+            }
+            if (definitely_gone(t)) {
+                declare_lost(*l);
+                break;
+            }
+            next_extend = clock::now() + retry_after;
+            continue;
+        }
+        if (now >= l->until) {
+            declare_lost(*l);
+            break;
+        }
+        // Woken early: a manual extend moved the validity, so the period restarts.
+        next_extend = std::max(next_extend, l->extended_at + period);
+    }
+}
+
+void start_watch(const std::shared_ptr<lock_state>& l)
+{
+    if (!l->watched.exchange(true)) {
+        asio::co_spawn(l->mutex->client->strand, watch(l), asio::detached);
+    }
 }
 
 using guard_result = std::tuple<error_code, guard>;
@@ -193,12 +283,16 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         rep = make_report(std::move(outcomes), attempt);
 
         if (!cancelled(cs) && t.reached() && clock::now() < until) {
-            auto l = std::make_shared<lock_state>();
+            auto l = std::make_shared<lock_state>(c->strand);
             l->mutex = m;
             l->value = value;
             l->until = until;
+            l->extended_at = start;
             l->owns = true;
             l->last = rep;
+            if (o.auto_extend) {
+                start_watch(l);
+            }
             {
                 std::lock_guard lock(m->report_mutex);
                 m->last = rep;
@@ -208,7 +302,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
 
         // A failed attempt may still have set the key on some nodes (or on all of them, if
         // the validity ran out): delete it everywhere before anything else.
-        lock_state attempt_state;
+        lock_state attempt_state(c->strand);
         attempt_state.mutex = m;
         attempt_state.value = value;
         co_await run_round_uncancellable(c, release_round(attempt_state));
@@ -247,6 +341,7 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
     if (!l || !l->owns.exchange(false)) {
         co_return void_result{error::not_held};
     }
+    note_released(*l);
     const tally t = co_await run_guard_round(l, release_round(*l));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
@@ -265,13 +360,7 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
     if (start >= l->until) {
         co_return void_result{error::expired};
     }
-    round r{extend_command(l->mutex->name, l->value, o.expiry, o.set_nx_on_extend),
-            read_script_reply,
-            l->value,
-            start + node_timeout(o.expiry, o.timeout_factor),
-            stop_rule::quorum_reached,
-            o.shuffle_nodes};
-    const tally t = co_await run_guard_round(l, std::move(r));
+    const tally t = co_await run_guard_round(l, extend_round(*l, start));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -279,7 +368,12 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
     const auto until = valid_until(start, o.expiry, o.drift_factor);
     if (t.reached() && now < until) {
         l->until = until;
+        l->extended_at = start;
+        l->wake_watch.cancel();  // the watch re-reads the validity
         co_return void_result{error_code{}};
+    }
+    if (l->watched && definitely_gone(t)) {
+        declare_lost(*l);
     }
     co_return void_result{now >= l->until ? error::expired : error::extend_failed};
 }
@@ -304,6 +398,23 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
         co_return bool_result{asio::error::operation_aborted, false};
     }
     co_return bool_result{error_code{}, t.reached()};
+}
+
+asio::awaitable<void_result> wait_lost_op(std::shared_ptr<lock_state> l)
+{
+    auto cs = co_await accept_cancellation();
+    if (!l || !l->owns) {
+        co_return void_result{error::not_held};
+    }
+    start_watch(l);
+    while (!l->lost && l->owns && !cancelled(cs)) {
+        co_await l->lost_event.async_wait(asio::as_tuple(use_awaitable));
+    }
+    if (l->lost) {
+        co_return void_result{error::lost};
+    }
+    co_return void_result{cancelled(cs) ? make_error_code(asio::error::operation_aborted)
+                                        : make_error_code(error::not_held)};
 }
 
 asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
@@ -369,6 +480,15 @@ void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h)
     spawn_operation(c, valid_op(std::move(l)), std::move(h));
 }
 
+void initiate_wait_lost(std::shared_ptr<lock_state> l, void_handler h)
+{
+    if (!l) {
+        return complete_without_client(std::move(h), void_result{error::not_held});
+    }
+    auto c = l->mutex->client;
+    spawn_operation(c, wait_lost_op(std::move(l)), std::move(h));
+}
+
 void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h)
 {
     auto ex = c;
@@ -386,6 +506,7 @@ void release_in_background(std::shared_ptr<lock_state> l)
     asio::co_spawn(
         c->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
+            note_released(*l);
             co_await run_guard_round(l, release_round(*l));
         }(l),
         [c](std::exception_ptr) {
@@ -527,6 +648,20 @@ bool guard::owns_lock() const noexcept
 const report& guard::last_report() const noexcept
 {
     return state_ ? state_->last : empty_report;
+}
+
+bool guard::lost() const noexcept
+{
+    return state_ && state_->lost;
+}
+
+boost::asio::cancellation_slot guard::lost_slot()
+{
+    if (!state_) {
+        return {};
+    }
+    detail::start_watch(state_);
+    return state_->lost_signal.slot();
 }
 
 }  // namespace redlock

@@ -42,6 +42,9 @@ std::string validate(const options& opts, std::string_view name)
     if (opts.wait && opts.wait->count() < 0) {
         return "options.wait must not be negative";
     }
+    if (opts.auto_extend_limit < 0) {
+        return "options.auto_extend_limit must not be negative (0 means no limit)";
+    }
     // Written as !(in range) so that NaN is rejected too.
     if (!(opts.drift_factor >= 0.0 && opts.drift_factor < 1.0)) {
         return "options.drift_factor must be in [0, 1) (got " + std::to_string(opts.drift_factor) +

@@ -27,6 +27,9 @@ enum class error {
     invalid_argument,
     /// The client was shut down; no further operations are accepted.
     shut_down,
+    /// The lock was lost while held: an extension found it gone from a majority of nodes,
+    /// or its validity ran out without a confirmed extension.
+    lost,
 };
 
 /// The category of `redlock::error`; its name is "redlock".

@@ -7,6 +7,7 @@
 #include <redlock/report.hpp>
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
 
 #include <chrono>
@@ -52,6 +53,34 @@ class guard
     explicit operator bool() const noexcept { return owns_lock(); }
     /// What each node did in this guard's last operation (acquire, extend, valid, release).
     const report& last_report() const noexcept;
+    /// True once the lock was found lost while held (see `lost_slot`). It stays owned in
+    /// the sense that release still deletes whatever keys of ours remain.
+    bool lost() const noexcept;
+
+    /// A slot that is emitted (terminal) when the lock is lost: when an extension finds our
+    /// value gone from a majority of nodes, or when the validity runs out without a
+    /// confirmed extension. Bind the protected work to it
+    /// (`asio::bind_cancellation_slot(g.lost_slot(), token)`) so that a lost lock stops the
+    /// work instead of letting it run on unprotected. Asking for it starts watching the
+    /// lock. The signal is emitted on the client's strand: bind operations that run on the
+    /// client's executor from a single thread, or use `with_lock`, which handles threads.
+    /// One slot per guard: binding a second operation replaces the first one's handler.
+    boost::asio::cancellation_slot lost_slot();
+
+    /// Waits until the lock is lost.
+    ///
+    /// Completion signature `void(error_code)`: `error::lost` when the lock was lost,
+    /// `error::not_held` when it was released (or never owned) first, `operation_aborted`
+    /// when cancelled (terminal, partial or total).
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_wait_lost(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto handler, std::shared_ptr<detail::lock_state> s) {
+                detail::initiate_wait_lost(std::move(s), std::move(handler));
+            },
+            token, state_);
+    }
 
     /// Unlock: deletes the key on every node where it still holds our value.
     ///

@@ -64,6 +64,15 @@ struct options
     bool shuffle_nodes = false;
     /// `extend` re-creates the key on nodes where it vanished (e.g. after a restart).
     bool set_nx_on_extend = false;
+    /// Watchdog: while the guard owns the lock, extend it about every expiry / 3, so that
+    /// work of unknown length stays protected. Stops on release or destruction. A failed
+    /// extension is retried until the validity runs out; then the lock is reported lost
+    /// (see `guard::lost_slot`).
+    bool auto_extend = false;
+    /// With `auto_extend`: the most extensions the watchdog makes (0: no limit). After the
+    /// last one the lock runs out at its validity and is reported lost: a hard bound on how
+    /// long one owner can keep others out.
+    int auto_extend_limit = 0;
 };
 
 /// Checks lock options and a lock name; returns an empty string when they are usable, or a

@@ -11,3 +11,4 @@
 #include <redlock/node.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
+#include <redlock/with_lock.hpp>

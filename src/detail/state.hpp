@@ -10,6 +10,7 @@
 #include "detail/validity.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
@@ -51,11 +52,31 @@ struct mutex_state
 
 struct lock_state
 {
+    explicit lock_state(const boost::asio::any_io_executor& strand)
+        : wake_watch(strand, clock::time_point::max()), lost_event(strand, clock::time_point::max())
+    {
+    }
+
     std::shared_ptr<mutex_state> mutex;
     std::string value;
     clock::time_point until{};
     std::atomic<bool> owns{false};
     report last;
+
+    // Watching for loss (and, with auto_extend, extending): members below are used on the
+    // strand only, but for the flags that user threads read.
+    std::atomic<bool> watched{false};
+    std::atomic<bool> lost{false};
+    /// When the last successful acquire or extend started: the watchdog's period counts
+    /// from here.
+    clock::time_point extended_at{};
+    int extensions = 0;
+    /// Cancelled to make the watch re-read `until` or notice a release.
+    boost::asio::steady_timer wake_watch;
+    /// Cancelled when the lock is lost or released: wakes `async_wait_lost`.
+    boost::asio::steady_timer lost_event;
+    /// Emitted (terminal) once, when the lock is lost.
+    boost::asio::cancellation_signal lost_signal;
 };
 
 }  // namespace redlock::detail

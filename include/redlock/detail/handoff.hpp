@@ -27,6 +27,7 @@ void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard
 void initiate_release(std::shared_ptr<lock_state> l, void_handler h);
 void initiate_extend(std::shared_ptr<lock_state> l, void_handler h);
 void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h);
+void initiate_wait_lost(std::shared_ptr<lock_state> l, void_handler h);
 void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h);
 
 }  // namespace redlock::detail

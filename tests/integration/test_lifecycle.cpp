@@ -1,0 +1,194 @@
+// Holding a lock for real work: the watchdog, the lost-lock signal and with_lock.
+
+#include "fixture.hpp"
+
+#include <charconv>
+
+namespace redlock::test {
+namespace {
+
+using boost::system::error_code;
+
+// How many times a node has run EVALSHA: extensions and releases both go through it.
+long evalsha_calls(std::uint16_t port)
+{
+    const std::string stats = redis_command(port, {"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_evalsha:calls=");
+    if (at == std::string::npos) {
+        return 0;
+    }
+    long calls = 0;
+    const char* first = stats.data() + at + std::string_view("cmdstat_evalsha:calls=").size();
+    std::from_chars(first, stats.data() + stats.size(), calls);
+    return calls;
+}
+
+asio::awaitable<void> pause_for(std::chrono::milliseconds d)
+{
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+BOOST_AUTO_TEST_SUITE(lifecycle)
+
+BOOST_FIXTURE_TEST_CASE(watchdog_keeps_the_lock_for_three_expiries_then_stops, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("watched", {.expiry = 300ms, .auto_extend = true});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        const auto first_until = g.until();
+        co_await pause_for(900ms);  // three times the expiry
+        BOOST_TEST((g.until() > steady::now()));
+        BOOST_TEST((g.until() > first_until + 400ms));
+        BOOST_TEST(!g.lost());
+        BOOST_TEST(holding("watched", g.value()) >= 3u);
+        // Nobody else gets in while the watchdog holds it.
+        auto [ec, other] =
+            co_await c.make_mutex("watched").async_try_acquire(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::taken);
+
+        co_await g.release();
+        long calls_after_release = 0;
+        for (std::size_t i = 0; i < 5; ++i) {
+            BOOST_TEST(!value_on(i, "watched").has_value());
+            calls_after_release += evalsha_calls(nodes[i].port());
+        }
+        // Two watchdog periods later, no node has seen another extension.
+        co_await pause_for(200ms);
+        long calls_later = 0;
+        for (std::size_t i = 0; i < 5; ++i) {
+            calls_later += evalsha_calls(nodes[i].port());
+        }
+        BOOST_TEST(calls_later == calls_after_release);
+        co_return 0;
+    }());
+}
+
+BOOST_FIXTURE_TEST_CASE(extension_limit_bounds_the_hold, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m =
+        c.make_mutex("bounded", {.expiry = 300ms, .auto_extend = true, .auto_extend_limit = 2});
+    run(io, [&]() -> asio::awaitable<int> {
+        const auto start = steady::now();
+        redlock::guard g = co_await m.acquire();
+        auto [ec] = co_await g.async_wait_lost(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::lost);
+        BOOST_TEST(g.lost());
+        // Two extensions at ~100 ms and ~200 ms, then the last validity (~294 ms) runs out.
+        BOOST_TEST((since(start) >= 450ms));
+        BOOST_TEST((since(start) < 2000ms));
+        co_return 0;
+    }());
+}
+
+BOOST_FIXTURE_TEST_CASE(loss_on_a_flushed_majority_fires_within_one_expiry, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("flushed", {.expiry = 1s, .auto_extend = true});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        // An operation bound to the guard's lost slot: a long timer standing in for work.
+        asio::steady_timer work(co_await asio::this_coro::executor, 30s);
+        std::optional<error_code> work_outcome;
+        work.async_wait(
+            asio::bind_cancellation_slot(g.lost_slot(), [&](error_code e) { work_outcome = e; }));
+
+        for (std::size_t i = 0; i < 3; ++i) {
+            redis_command(nodes[i].port(), {"FLUSHALL"});
+        }
+        const auto flushed = steady::now();
+        auto [ec] = co_await g.async_wait_lost(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::lost);
+        BOOST_TEST((since(flushed) < 1000ms));
+        co_await pause_for(1ms);  // let the timer's handler run
+        BOOST_TEST((work_outcome == std::optional<error_code>(asio::error::operation_aborted)));
+        co_return 0;
+    }());
+}
+
+BOOST_FIXTURE_TEST_CASE(loss_on_a_stopped_majority_fires_within_one_expiry, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("stopped", {.expiry = 1s, .auto_extend = true});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        for (std::size_t i = 0; i < 3; ++i) {
+            nodes[i].pause();
+        }
+        const auto stopped = steady::now();
+        auto [ec] = co_await g.async_wait_lost(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::lost);
+        // Silent nodes prove nothing, so the watchdog retries until the validity is gone.
+        BOOST_TEST((since(stopped) < 1100ms));
+        BOOST_TEST((steady::now() >= g.until()));
+        co_return 0;
+    }());
+    for (std::size_t i = 0; i < 3; ++i) {
+        nodes[i].resume();
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(with_lock_returns_the_work_result_and_releases, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("work");
+    std::string value;
+    int result = run(io, redlock::with_lock(m, [&](redlock::guard& g) -> asio::awaitable<int> {
+                         value = g.value();
+                         BOOST_TEST(holding("work", g.value()) >= 3u);
+                         co_return 42;
+                     }));
+    BOOST_TEST(result == 42);
+    BOOST_TEST(holding("work", value) == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(with_lock_cancels_the_work_when_the_lock_is_lost, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("doomed", {.expiry = 600ms, .auto_extend = true});
+    bool work_cancelled = false;
+    auto outcome = run(io, [&]() -> asio::awaitable<error_code> {
+        try {
+            co_await redlock::with_lock(m, [&](redlock::guard&) -> asio::awaitable<void> {
+                for (std::size_t i = 0; i < 3; ++i) {
+                    redis_command(nodes[i].port(), {"FLUSHALL"});
+                }
+                asio::steady_timer long_job(co_await asio::this_coro::executor, 30s);
+                auto [e] = co_await long_job.async_wait(asio::as_tuple(asio::use_awaitable));
+                work_cancelled = e == asio::error::operation_aborted;
+            });
+        } catch (const boost::system::system_error& e) {
+            co_return e.code();
+        }
+        co_return error_code{};
+    }());
+    BOOST_TEST(outcome == redlock::error::lost);
+    BOOST_TEST(work_cancelled);
+}
+
+BOOST_FIXTURE_TEST_CASE(without_watchdog_the_work_is_cancelled_when_validity_runs_out, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("brief", {.expiry = 300ms});
+    const auto start = steady::now();
+    auto outcome = run(io, [&]() -> asio::awaitable<error_code> {
+        try {
+            co_await redlock::with_lock(m, [&](redlock::guard&) -> asio::awaitable<void> {
+                asio::steady_timer long_job(co_await asio::this_coro::executor, 30s);
+                co_await long_job.async_wait(asio::use_awaitable);
+            });
+        } catch (const boost::system::system_error& e) {
+            co_return e.code();
+        }
+        co_return error_code{};
+    }());
+    BOOST_TEST(outcome == redlock::error::lost);
+    BOOST_TEST((since(start) < 2000ms));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
