@@ -1,12 +1,10 @@
 #include "detail/connection.hpp"
+#include "detail/open_stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -123,26 +121,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 {
     auto self = shared_from_this();
     generic_socket fresh(strand_);
-    asio::steady_timer timeout(strand_, settings_.connect_timeout);
-    std::string failure;
-    try {
-        auto [order, exception, message, timer_ec] =
-            co_await asio::experimental::make_parallel_group(
-                asio::co_spawn(strand_, open_socket(fresh), asio::deferred),
-                timeout.async_wait(asio::deferred))
-                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
-        (void)timer_ec;
-        if (order[0] == 1) {
-            failure =
-                "connect to " + name_ + " timed out after " + millis(settings_.connect_timeout);
-        } else if (exception) {
-            failure = "connect failed: internal error";
-        } else {
-            failure = std::move(message);
-        }
-    } catch (const std::exception& e) {
-        failure = std::string("connect failed: ") + e.what();
-    }
+    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, true);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;  // closed or superseded while connecting
     }
@@ -155,90 +134,6 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     state_ = state::connected;
     backoff_ = settings_.backoff_min;
     start_writer();
-}
-
-// Resolves, connects and runs the AUTH/SELECT handshake on `s`. Returns an error message,
-// empty on success.
-asio::awaitable<std::string> connection::open_socket(generic_socket& s)
-{
-    if (!endpoint_.unix_path.empty()) {
-        asio::local::stream_protocol::endpoint ep(endpoint_.unix_path);
-        auto [ec] =
-            co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
-        if (ec) {
-            co_return "connect to " + name_ + " failed: " + ec.message();
-        }
-    } else {
-        asio::ip::tcp::resolver resolver(strand_);
-        auto [rec, results] = co_await resolver.async_resolve(
-            endpoint_.host, std::to_string(endpoint_.port), use_tuple);
-        if (rec) {
-            co_return "cannot resolve host '" + endpoint_.host + "': " + rec.message();
-        }
-        boost::system::error_code last = asio::error::host_not_found;
-        for (const auto& entry : results) {
-            asio::generic::stream_protocol::endpoint ep(entry.endpoint());
-            if (s.is_open()) {
-                s.close();
-            }
-            auto [ec] = co_await s.async_connect(ep, use_tuple);
-            last = ec;
-            if (!ec) {
-                break;
-            }
-        }
-        if (last) {
-            co_return "connect to " + name_ + " failed: " + last.message();
-        }
-        // Requests are small and latency-bound; Nagle would hold them back.
-        boost::system::error_code ignored;
-        s.set_option(asio::ip::tcp::no_delay(true), ignored);
-    }
-
-    std::string hello;
-    std::size_t expected = 0;
-    if (!endpoint_.password.empty()) {
-        if (endpoint_.username.empty()) {
-            resp::append_command(hello, {"AUTH", endpoint_.password});
-        } else {
-            resp::append_command(hello, {"AUTH", endpoint_.username, endpoint_.password});
-        }
-        ++expected;
-    }
-    if (endpoint_.db != 0) {
-        resp::append_command(hello, {"SELECT", std::to_string(endpoint_.db)});
-        ++expected;
-    }
-    if (expected == 0) {
-        co_return std::string();
-    }
-    auto [wec, written] = co_await asio::async_write(s, asio::buffer(hello), use_tuple);
-    (void)written;
-    if (wec) {
-        co_return "handshake with " + name_ + " failed: " + wec.message();
-    }
-    resp::decoder replies;
-    std::array<char, 1024> buf;
-    const char* steps[] = {endpoint_.password.empty() ? "SELECT" : "AUTH", "SELECT"};
-    for (std::size_t i = 0; i < expected;) {
-        if (auto r = replies.next()) {
-            if (r->is_error()) {
-                // The reply text comes from the server and never contains the password.
-                co_return std::string(steps[i]) + " on " + name_ + " failed: " + r->text;
-            }
-            ++i;
-            continue;
-        }
-        if (!replies.error().empty()) {
-            co_return "protocol error from " + name_ + ": " + replies.error();
-        }
-        auto [rec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
-        if (rec) {
-            co_return "handshake with " + name_ + " failed: " + rec.message();
-        }
-        replies.feed(buf.data(), n);
-    }
-    co_return std::string();
 }
 
 void connection::start_writer()

@@ -69,8 +69,6 @@ class connection : public std::enable_shared_from_this<connection>
 
     void start_connect();
     boost::asio::awaitable<void> connect_loop(std::uint64_t generation);
-    boost::asio::awaitable<std::string> open_socket(
-        boost::asio::generic::stream_protocol::socket& s);
     void start_writer();
     boost::asio::awaitable<void> write_loop(std::uint64_t generation);
     void start_reader();

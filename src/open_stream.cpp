@@ -1,0 +1,137 @@
+#include "detail/open_stream.hpp"
+
+#include "detail/resp.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+using generic_socket = asio::generic::stream_protocol::socket;
+constexpr auto use_tuple = asio::as_tuple(use_awaitable);
+
+namespace {
+
+asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, bool select_db)
+{
+    const std::string name = endpoint.endpoint();
+    if (!endpoint.unix_path.empty()) {
+        asio::local::stream_protocol::endpoint ep(endpoint.unix_path);
+        auto [ec] =
+            co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
+        if (ec) {
+            co_return "connect to " + name + " failed: " + ec.message();
+        }
+    } else {
+        asio::ip::tcp::resolver resolver(s.get_executor());
+        auto [rec, results] = co_await resolver.async_resolve(
+            endpoint.host, std::to_string(endpoint.port), use_tuple);
+        if (rec) {
+            co_return "cannot resolve host '" + endpoint.host + "': " + rec.message();
+        }
+        boost::system::error_code last = asio::error::host_not_found;
+        for (const auto& entry : results) {
+            asio::generic::stream_protocol::endpoint ep(entry.endpoint());
+            if (s.is_open()) {
+                s.close();
+            }
+            auto [ec] = co_await s.async_connect(ep, use_tuple);
+            last = ec;
+            if (!ec) {
+                break;
+            }
+        }
+        if (last) {
+            co_return "connect to " + name + " failed: " + last.message();
+        }
+        // Requests are small and latency-bound; Nagle would hold them back.
+        boost::system::error_code ignored;
+        s.set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+
+    std::string hello;
+    std::size_t expected = 0;
+    if (!endpoint.password.empty()) {
+        if (endpoint.username.empty()) {
+            resp::append_command(hello, {"AUTH", endpoint.password});
+        } else {
+            resp::append_command(hello, {"AUTH", endpoint.username, endpoint.password});
+        }
+        ++expected;
+    }
+    if (select_db && endpoint.db != 0) {
+        resp::append_command(hello, {"SELECT", std::to_string(endpoint.db)});
+        ++expected;
+    }
+    if (expected == 0) {
+        co_return std::string();
+    }
+    auto [wec, written] = co_await asio::async_write(s, asio::buffer(hello), use_tuple);
+    (void)written;
+    if (wec) {
+        co_return "handshake with " + name + " failed: " + wec.message();
+    }
+    resp::decoder replies;
+    std::array<char, 1024> buf;
+    const char* steps[] = {endpoint.password.empty() ? "SELECT" : "AUTH", "SELECT"};
+    for (std::size_t i = 0; i < expected;) {
+        if (auto r = replies.next()) {
+            if (r->is_error()) {
+                // The reply text comes from the server and never contains the password.
+                co_return std::string(steps[i]) + " on " + name + " failed: " + r->text;
+            }
+            ++i;
+            continue;
+        }
+        if (!replies.error().empty()) {
+            co_return "protocol error from " + name + ": " + replies.error();
+        }
+        auto [rec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
+        if (rec) {
+            co_return "handshake with " + name + " failed: " + rec.message();
+        }
+        replies.feed(buf.data(), n);
+    }
+    co_return std::string();
+}
+
+}  // namespace
+
+asio::awaitable<std::string> open_stream(generic_socket& s, const node& endpoint,
+                                         std::chrono::milliseconds timeout, bool select_db)
+{
+    auto ex = s.get_executor();
+    asio::steady_timer deadline(ex, timeout);
+    try {
+        auto [order, exception, message, timer_ec] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(ex, handshake(s, endpoint, select_db), asio::deferred),
+                deadline.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+        (void)timer_ec;
+        if (order[0] == 1) {
+            co_return "connect to " + endpoint.endpoint() + " timed out after " +
+                std::to_string(timeout.count()) + " ms";
+        }
+        if (exception) {
+            co_return "connect to " + endpoint.endpoint() + " failed: internal error";
+        }
+        co_return std::move(message);
+    } catch (const std::exception& e) {
+        co_return "connect to " + endpoint.endpoint() + " failed: " + e.what();
+    }
+}
+
+}  // namespace redlock::detail
