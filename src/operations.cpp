@@ -239,6 +239,41 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     }
 }
 
+// While an acquire waits to retry, a release of its key on any node cancels its retry timer.
+class wake_on_release
+{
+  public:
+    wake_on_release(const client_impl& c, std::string channel, asio::steady_timer& timer)
+        : client_(c), channel_(std::move(channel)), timer_(timer)
+    {
+    }
+    wake_on_release(const wake_on_release&) = delete;
+    wake_on_release& operator=(const wake_on_release&) = delete;
+    ~wake_on_release()
+    {
+        if (watching_) {
+            for (const auto& s : client_.subscribers) {
+                s->unwatch(channel_, &timer_);
+            }
+        }
+    }
+    void start()
+    {
+        if (!watching_) {
+            watching_ = true;
+            for (const auto& s : client_.subscribers) {
+                s->watch(channel_, &timer_);
+            }
+        }
+    }
+
+  private:
+    const client_impl& client_;
+    std::string channel_;
+    asio::steady_timer& timer_;
+    bool watching_ = false;
+};
+
 using guard_result = std::tuple<error_code, guard>;
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
@@ -266,6 +301,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     const int tries = single_attempt ? 1 : o.tries;
     const auto per_node = node_timeout(o.expiry, o.timeout_factor);
     asio::steady_timer pause(c->strand);
+    wake_on_release wake(*c, release_channel(m->name), pause);
     error_code last = error::failed;
     report rep;
 
@@ -311,6 +347,9 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             co_return guard_result{asio::error::operation_aborted, failed_guard(m, std::move(rep))};
         }
         last = t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
+        if (o.wake_on_release && t.taken > 0) {
+            wake.start();  // from now on a release wakes the retry below
+        }
         if (attempt == tries) {
             break;
         }
@@ -428,6 +467,9 @@ asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
     for (auto& n : c->nodes) {
         n->close("client shut down");
     }
+    for (auto& s : c->subscribers) {
+        s->close();
+    }
     co_return void_result{cancelled(cs) ? asio::error::operation_aborted : error_code{}};
 }
 
@@ -526,6 +568,7 @@ client_impl::client_impl(asio::any_io_executor ex, redlock::config config)
                                  cfg.reconnect_backoff_max};
     for (const node& n : cfg.nodes) {
         nodes.push_back(std::make_shared<connection>(strand, n, settings));
+        subscribers.push_back(std::make_shared<subscriber>(strand, n, settings));
     }
 }
 

@@ -1,5 +1,7 @@
 #include "detail/scripts.hpp"
 
+#include "detail/subscriber.hpp"
+
 #include <boost/uuid/detail/sha1.hpp>
 
 #include <cstdio>
@@ -7,11 +9,16 @@
 namespace redlock::detail {
 namespace {
 
+// The release script also publishes on the key's release channel, to wake waiters.
 // Both scripts answer 1 when the key held our value (and was changed), 0 when the key was
 // missing, -1 when it held another owner's value: the report tells these apart.
 constexpr std::string_view release_script = R"lua(
 local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if v == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], '')
+  return 1
+end
 if v == false then return 0 end
 return -1
 )lua";
@@ -87,8 +94,10 @@ command acquire_command(std::string_view key, std::string_view value,
 command release_command(std::string_view key, std::string_view value)
 {
     command c;
-    resp::append_command(c.payload, {"EVALSHA", release_sha(), "1", key, value});
-    resp::append_command(c.fallback, {"EVAL", release_script, "1", key, value});
+    // Waiting acquirers of this key are subscribed to the channel (see subscriber.hpp).
+    const std::string channel = release_channel(key);
+    resp::append_command(c.payload, {"EVALSHA", release_sha(), "1", key, value, channel});
+    resp::append_command(c.fallback, {"EVAL", release_script, "1", key, value, channel});
     return c;
 }
 

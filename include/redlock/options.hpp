@@ -20,8 +20,12 @@ class delay_policy
   public:
     /// Random delay in [50 ms, 250 ms].
     delay_policy() = default;
-    /// The same delay before every retry.
-    delay_policy(std::chrono::milliseconds fixed) : fn_([fixed](int) { return fixed; }) {}
+    /// The same delay before every retry (any duration type: 20ms, 2s, ...).
+    template <class Rep, class Period>
+    delay_policy(std::chrono::duration<Rep, Period> fixed)
+        : fn_([d = std::chrono::duration_cast<std::chrono::milliseconds>(fixed)](int) { return d; })
+    {
+    }
     /// A delay computed from the attempt number that just failed (1 for the first).
     template <class F>
     requires std::is_invocable_r_v<std::chrono::milliseconds, F, int> delay_policy(F f)
@@ -64,6 +68,10 @@ struct options
     bool shuffle_nodes = false;
     /// `extend` re-creates the key on nodes where it vanished (e.g. after a restart).
     bool set_nx_on_extend = false;
+    /// Wake-ups: while `acquire` waits to retry a lock that another owner holds, it listens
+    /// (one shared pub/sub connection per node and client) for that key's release and
+    /// retries at once; the random delay stays as the fallback. Off: plain polling.
+    bool wake_on_release = true;
     /// Watchdog: while the guard owns the lock, extend it about every expiry / 3, so that
     /// work of unknown length stays protected. Stops on release or destruction. A failed
     /// extension is retried until the validity runs out; then the lock is reported lost

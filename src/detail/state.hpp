@@ -7,6 +7,7 @@
 #include <redlock/report.hpp>
 
 #include "detail/connection.hpp"
+#include "detail/subscriber.hpp"
 #include "detail/validity.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -32,6 +33,8 @@ class client_impl
     boost::asio::any_io_executor strand;
     redlock::config cfg;
     std::vector<std::shared_ptr<connection>> nodes;
+    /// One pub/sub connection per node, for wake-ups; they connect only when needed.
+    std::vector<std::shared_ptr<subscriber>> subscribers;
 
     /// Releases scheduled by guard destructors and not finished yet.
     std::atomic<std::size_t> background_releases{0};

@@ -188,6 +188,58 @@ BOOST_FIXTURE_TEST_CASE(without_watchdog_the_work_is_cancelled_when_validity_run
     BOOST_TEST((since(start) < 2000ms));
 }
 
+BOOST_FIXTURE_TEST_CASE(a_release_wakes_a_waiting_acquire_at_once, five_nodes)
+{
+    redlock::client holder_client(io.get_executor(), config());
+    redlock::client waiter_client(io.get_executor(), config());
+    auto holder = holder_client.make_mutex("handoff");
+    // Polling alone would retry only after 5 s.
+    auto waiter = waiter_client.make_mutex("handoff", {.tries = 3, .retry_delay = 5s});
+    std::chrono::milliseconds gap{};
+    run(
+        io,
+        [&]() -> asio::awaitable<int> {
+            redlock::guard held = co_await holder.acquire();
+            steady::time_point acquired_at{};
+            waiter.async_acquire([&](error_code ec, redlock::guard g) {
+                BOOST_TEST(!ec);
+                BOOST_TEST(g.owns_lock());
+                acquired_at = steady::now();
+            });
+            co_await pause_for(300ms);  // the waiter failed once and is now waiting to retry
+            BOOST_TEST((acquired_at == steady::time_point{}));
+            const auto released_at = steady::now();
+            co_await held.release();
+            while (acquired_at == steady::time_point{}) {
+                co_await pause_for(1ms);
+            }
+            gap = std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
+            co_return 0;
+        }(),
+        20s);
+    BOOST_TEST_MESSAGE("release-to-acquire gap with wake-ups: " << gap.count() << " ms");
+    BOOST_TEST((gap < 1000ms));
+}
+
+BOOST_FIXTURE_TEST_CASE(an_idle_client_leaves_no_work_pending, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto holder = c.make_mutex("idle");
+    auto waiter = c.make_mutex("idle", {.tries = 2, .retry_delay = 50ms});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await holder.acquire();
+        auto [ec, other] = co_await waiter.async_acquire(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::taken);  // it waited, subscribed, and gave up
+        co_await g.release();
+        co_return 0;
+    }());
+    // Connections stay open, but nothing is read or awaited: run() returns at once.
+    io.restart();
+    const auto start = steady::now();
+    io.run_for(3s);
+    BOOST_TEST((since(start) < 1000ms));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -95,21 +95,24 @@ BOOST_AUTO_TEST_CASE(release_is_evalsha_with_eval_fallback)
 {
     command c = release_command(hostile_key, hostile_value);
     auto eval = args_of(c.fallback);
-    BOOST_TEST_REQUIRE(eval.size() == 5u);
+    BOOST_TEST_REQUIRE(eval.size() == 6u);
     const std::string& script = eval[1];
+    const std::string channel = "redlock:released:" + std::string(hostile_key);
     BOOST_TEST(eval[0] == "EVAL");
     BOOST_TEST(eval[2] == "1");  // one key
     BOOST_TEST(eval[3] == hostile_key);
     BOOST_TEST(eval[4] == hostile_value);
+    BOOST_TEST(eval[5] == channel);  // the wake-up channel is an argument too
     BOOST_TEST(script.find("DEL") != std::string::npos, script);
+    BOOST_TEST(script.find("PUBLISH") != std::string::npos, script);
     BOOST_TEST(script.find(hostile_key) == std::string::npos);
 
     const std::string sha = script_sha1(script);
     BOOST_TEST(is_lower_hex_sha(sha), sha);
-    BOOST_TEST(c.payload == "*5\r\n" + bulk("EVALSHA") + bulk(sha) + bulk("1") + bulk(hostile_key) +
-                                bulk(hostile_value));
-    BOOST_TEST(c.fallback == "*5\r\n" + bulk("EVAL") + bulk(script) + bulk("1") +
-                                 bulk(hostile_key) + bulk(hostile_value));
+    BOOST_TEST(c.payload == "*6\r\n" + bulk("EVALSHA") + bulk(sha) + bulk("1") + bulk(hostile_key) +
+                                bulk(hostile_value) + bulk(channel));
+    BOOST_TEST(c.fallback == "*6\r\n" + bulk("EVAL") + bulk(script) + bulk("1") +
+                                 bulk(hostile_key) + bulk(hostile_value) + bulk(channel));
 }
 
 BOOST_AUTO_TEST_CASE(extend_is_evalsha_with_eval_fallback)

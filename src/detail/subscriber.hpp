@@ -1,0 +1,67 @@
+#pragma once
+
+// Wake-ups: one pub/sub connection per node, shared by every waiting acquire of a client.
+// A release publishes on a channel derived from the key; waiters of that channel have their
+// retry timer cancelled, so they try again at once instead of after the random delay.
+
+#include <redlock/node.hpp>
+
+#include "detail/connection.hpp"
+#include "detail/resp.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// The channel a release of `key` publishes on.
+std::string release_channel(std::string_view key);
+
+class subscriber : public std::enable_shared_from_this<subscriber>
+{
+  public:
+    subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
+
+    /// Cancels `*waiter` whenever a message arrives on `channel`, until `unwatch`. The first
+    /// watcher of a channel subscribes to it. On the strand; `waiter` must outlive the watch.
+    void watch(const std::string& channel, boost::asio::steady_timer* waiter);
+    void unwatch(const std::string& channel, boost::asio::steady_timer* waiter);
+    /// Drops the connection and every watch (client shutdown).
+    void close();
+
+  private:
+    void send(std::string_view verb, const std::string& channel);
+    void start_connect();
+    boost::asio::awaitable<void> connect_and_run(std::uint64_t generation);
+    void start_writer();
+    boost::asio::awaitable<void> write_loop(std::uint64_t generation);
+    boost::asio::awaitable<void> read_loop(std::uint64_t generation);
+    void on_reply(const resp::reply& r);
+    void drop_connection();
+
+    boost::asio::any_io_executor strand_;
+    node endpoint_;
+    connection_settings settings_;
+    boost::asio::generic::stream_protocol::socket socket_;
+    enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
+    std::uint64_t generation_ = 0;
+    bool writing_ = false;
+    bool reading_ = false;
+    std::string outbox_;
+    // Subscriptions the server has confirmed and not yet dropped: the reader runs while
+    // this is non-zero or while a subscribe is on its way.
+    long confirmed_ = 0;
+    long requested_ = 0;
+    std::map<std::string, std::vector<boost::asio::steady_timer*>, std::less<>> channels_;
+    resp::decoder decoder_;
+    clock::time_point retry_at_{};
+};
+
+}  // namespace redlock::detail

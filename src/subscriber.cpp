@@ -1,0 +1,210 @@
+#include "detail/subscriber.hpp"
+
+#include "detail/open_stream.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::string release_channel(std::string_view key)
+{
+    return "redlock:released:" + std::string(key);
+}
+
+subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings)
+    : strand_(std::move(strand)),
+      endpoint_(std::move(endpoint)),
+      settings_(settings),
+      socket_(strand_)
+{
+}
+
+void subscriber::watch(const std::string& channel, asio::steady_timer* waiter)
+{
+    if (state_ == state::closed) {
+        return;
+    }
+    auto& waiters = channels_[channel];
+    waiters.push_back(waiter);
+    if (waiters.size() > 1) {
+        return;
+    }
+    if (state_ == state::connected) {
+        send("SUBSCRIBE", channel);
+    } else if (state_ == state::disconnected && clock::now() >= retry_at_) {
+        start_connect();  // subscribes to every watched channel once connected
+    }
+    // While in back-off, waiters fall back to their timers.
+}
+
+void subscriber::unwatch(const std::string& channel, asio::steady_timer* waiter)
+{
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) {
+        return;
+    }
+    std::erase(it->second, waiter);
+    if (it->second.empty()) {
+        channels_.erase(it);
+        if (state_ == state::connected) {
+            send("UNSUBSCRIBE", channel);
+        }
+    }
+}
+
+void subscriber::close()
+{
+    channels_.clear();
+    drop_connection();
+    state_ = state::closed;
+}
+
+void subscriber::send(std::string_view verb, const std::string& channel)
+{
+    resp::append_command(outbox_, {verb, channel});
+    if (verb == "SUBSCRIBE") {
+        ++requested_;
+    }
+    start_writer();
+}
+
+void subscriber::start_connect()
+{
+    state_ = state::connecting;
+    asio::co_spawn(strand_, connect_and_run(generation_), asio::detached);
+}
+
+asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
+{
+    auto self = shared_from_this();
+    asio::generic::stream_protocol::socket fresh(strand_);
+    // Pub/sub channels are not per database: no SELECT.
+    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, false);
+    if (generation != generation_ || state_ != state::connecting) {
+        co_return;
+    }
+    if (!failure.empty()) {
+        drop_connection();
+        co_return;
+    }
+    socket_ = std::move(fresh);
+    decoder_.reset();
+    state_ = state::connected;
+    for (const auto& [channel, waiters] : channels_) {
+        send("SUBSCRIBE", channel);
+    }
+}
+
+void subscriber::start_writer()
+{
+    if (writing_ || state_ != state::connected || outbox_.empty()) {
+        return;
+    }
+    writing_ = true;
+    asio::co_spawn(strand_, write_loop(generation_), asio::detached);
+    if (!reading_) {
+        reading_ = true;
+        asio::co_spawn(strand_, read_loop(generation_), asio::detached);
+    }
+}
+
+asio::awaitable<void> subscriber::write_loop(std::uint64_t generation)
+{
+    auto self = shared_from_this();
+    std::string batch;
+    while (generation == generation_ && !outbox_.empty()) {
+        batch.swap(outbox_);
+        outbox_.clear();
+        auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), use_tuple);
+        (void)n;
+        if (generation != generation_) {
+            co_return;
+        }
+        if (ec) {
+            drop_connection();
+            co_return;
+        }
+    }
+    writing_ = false;
+}
+
+// Reads while any subscription is confirmed or on its way, so that a client with nobody
+// waiting keeps no work pending.
+asio::awaitable<void> subscriber::read_loop(std::uint64_t generation)
+{
+    auto self = shared_from_this();
+    std::array<char, 4096> buf;
+    while (generation == generation_ && (confirmed_ > 0 || requested_ > 0)) {
+        if (auto r = decoder_.next()) {
+            on_reply(*r);
+            continue;
+        }
+        if (!decoder_.error().empty()) {
+            drop_connection();
+            co_return;
+        }
+        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buf), use_tuple);
+        if (generation != generation_) {
+            co_return;
+        }
+        if (ec || !decoder_.feed(buf.data(), n)) {
+            drop_connection();
+            co_return;
+        }
+    }
+    if (generation == generation_) {
+        reading_ = false;
+    }
+}
+
+void subscriber::on_reply(const resp::reply& r)
+{
+    if (r.type != resp::kind::array || r.elements.size() != 3 ||
+        r.elements[0].type != resp::kind::bulk_string) {
+        return;
+    }
+    const std::string& kind = r.elements[0].text;
+    if (kind == "subscribe") {
+        --requested_;
+        confirmed_ = r.elements[2].integer;
+    } else if (kind == "unsubscribe") {
+        confirmed_ = r.elements[2].integer;
+    } else if (kind == "message") {
+        auto it = channels_.find(r.elements[1].text);
+        if (it != channels_.end()) {
+            for (asio::steady_timer* waiter : it->second) {
+                waiter->cancel();
+            }
+        }
+    }
+}
+
+void subscriber::drop_connection()
+{
+    ++generation_;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    writing_ = false;
+    reading_ = false;
+    outbox_.clear();
+    confirmed_ = 0;
+    requested_ = 0;
+    decoder_.reset();
+    if (state_ != state::closed) {
+        state_ = state::disconnected;
+        // Waiters keep their timers; the next watch after the pause reconnects.
+        retry_at_ = clock::now() + settings_.backoff_min;
+    }
+}
+
+}  // namespace redlock::detail
