@@ -99,8 +99,9 @@ report make_report(std::vector<node_outcome> outcomes, int attempts)
 round release_round(const lock_state& l)
 {
     const options& o = l.mutex->opts;
-    return round{release_command(l.mutex->name, l.value),
-                 read_script_reply,
+    request req = release_request(l.mutex->shape(), l.value);
+    return round{std::move(req.cmd),
+                 req.read,
                  l.value,
                  clock::now() + node_timeout(o.expiry, o.timeout_factor),
                  stop_rule::all_answered,
@@ -152,8 +153,9 @@ asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, rou
 round extend_round(const lock_state& l, clock::time_point start)
 {
     const options& o = l.mutex->opts;
-    return round{extend_command(l.mutex->name, l.value, o.expiry, o.set_nx_on_extend),
-                 read_script_reply,
+    request req = extend_request(l.mutex->shape(), l.value, o.expiry, o.set_nx_on_extend);
+    return round{std::move(req.cmd),
+                 req.read,
                  l.value,
                  start + node_timeout(o.expiry, o.timeout_factor),
                  stop_rule::quorum_reached,
@@ -239,13 +241,18 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     }
 }
 
-// While an acquire waits to retry, a release of its key on any node cancels its retry timer.
+// While an acquire waits to retry, a release of any of its keys on any node cancels its
+// retry timer.
 class wake_on_release
 {
   public:
-    wake_on_release(const client_impl& c, std::string channel, asio::steady_timer& timer)
-        : client_(c), channel_(std::move(channel)), timer_(timer)
+    wake_on_release(const client_impl& c, const std::vector<std::string>& keys,
+                    asio::steady_timer& timer)
+        : client_(c), timer_(timer)
     {
+        for (const std::string& key : keys) {
+            channels_.push_back(release_channel(key));
+        }
     }
     wake_on_release(const wake_on_release&) = delete;
     wake_on_release& operator=(const wake_on_release&) = delete;
@@ -253,7 +260,9 @@ class wake_on_release
     {
         if (watching_) {
             for (const auto& s : client_.subscribers) {
-                s->unwatch(channel_, &timer_);
+                for (const std::string& channel : channels_) {
+                    s->unwatch(channel, &timer_);
+                }
             }
         }
     }
@@ -262,14 +271,16 @@ class wake_on_release
         if (!watching_) {
             watching_ = true;
             for (const auto& s : client_.subscribers) {
-                s->watch(channel_, &timer_);
+                for (const std::string& channel : channels_) {
+                    s->watch(channel, &timer_);
+                }
             }
         }
     }
 
   private:
     const client_impl& client_;
-    std::string channel_;
+    std::vector<std::string> channels_;
     asio::steady_timer& timer_;
     bool watching_ = false;
 };
@@ -288,7 +299,11 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
 
     std::string value;
     try {
-        value = !o.value.empty() ? o.value : o.gen_value ? o.gen_value() : random_owner_value();
+        // A reentrant lock's owner is the mutex (and its copies): one value for all of them.
+        value = !m->owner.empty()  ? m->owner
+                : !o.value.empty() ? o.value
+                : o.gen_value      ? o.gen_value()
+                                   : random_owner_value();
     } catch (const std::exception&) {
         co_return guard_result{error::invalid_argument, failed_guard(m, {})};
     }
@@ -301,14 +316,15 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     const int tries = single_attempt ? 1 : o.tries;
     const auto per_node = node_timeout(o.expiry, o.timeout_factor);
     asio::steady_timer pause(c->strand);
-    wake_on_release wake(*c, release_channel(m->name), pause);
+    wake_on_release wake(*c, m->keys, pause);
     error_code last = error::failed;
     report rep;
 
     for (int attempt = 1; attempt <= tries; ++attempt) {
         const auto start = clock::now();
-        round r{acquire_command(m->name, value, o.expiry),
-                read_acquire_reply,
+        request req = acquire_request(m->shape(), value, o.expiry);
+        round r{std::move(req.cmd),
+                req.read,
                 value,
                 start + per_node,
                 o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
@@ -426,8 +442,9 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
         co_return bool_result{ec, false};
     }
     const options& o = l->mutex->opts;
-    round r{get_command(l->mutex->name),
-            read_get_reply,
+    request req = check_request(l->mutex->shape(), l->value);
+    round r{std::move(req.cmd),
+            req.read,
             l->value,
             clock::now() + node_timeout(o.expiry, o.timeout_factor),
             stop_rule::outcome_known,
@@ -598,12 +615,31 @@ const config& client::config() const noexcept
 
 mutex client::make_mutex(std::string name, options opts)
 {
-    if (std::string problem = validate(opts, name); !problem.empty()) {
+    std::vector<std::string> keys;
+    keys.push_back(std::move(name));
+    return make_multi_mutex(std::move(keys), std::move(opts));
+}
+
+mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
+{
+    if (std::string problem = validate(opts, names); !problem.empty()) {
         throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
     }
     auto m = std::make_shared<detail::mutex_state>();
     m->client = impl_;
-    m->name = std::move(name);
+    for (const std::string& key : names) {
+        m->name += (m->name.empty() ? "" : ", ") + key;
+    }
+    m->keys = std::move(names);
+    if (opts.reentrant) {
+        m->owner = !opts.value.empty() ? opts.value
+                   : opts.gen_value    ? opts.gen_value()
+                                       : detail::random_owner_value();
+        if (m->owner.empty()) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument),
+                                              "options.gen_value returned an empty owner value");
+        }
+    }
     m->opts = std::move(opts);
     return mutex(std::move(m));
 }
@@ -614,6 +650,11 @@ mutex client::make_mutex(std::string name)
 }
 
 // ---- mutex ----
+
+const std::vector<std::string>& mutex::keys() const noexcept
+{
+    return state_->keys;
+}
 
 const std::string& mutex::name() const noexcept
 {

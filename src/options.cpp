@@ -62,4 +62,23 @@ std::string validate(const options& opts, std::string_view name)
     return {};
 }
 
+std::string validate(const options& opts, const std::vector<std::string>& names)
+{
+    if (names.empty()) {
+        return "the lock has no keys: give at least one name";
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i].empty()) {
+            return "lock name " + std::to_string(i) +
+                   " is empty: each is a Redis key, give it a name";
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (names[j] == names[i]) {
+                return "the lock names the key '" + names[i] + "' twice";
+            }
+        }
+    }
+    return validate(opts, names.front());
+}
+
 }  // namespace redlock

@@ -6,21 +6,44 @@
 
 namespace redlock::detail::resp {
 
-void append_command(std::string& out, std::initializer_list<std::string_view> args)
+namespace {
+
+void append_length(std::string& out, char prefix, std::size_t n)
 {
     char digits[24];
-    auto append_length = [&](char prefix, std::size_t n) {
-        out += prefix;
-        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
-        (void)ec;
-        out.append(digits, end);
-        out += "\r\n";
-    };
-    append_length('*', args.size());
+    out += prefix;
+    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+    (void)ec;
+    out.append(digits, end);
+    out += "\r\n";
+}
+
+void append_bulk(std::string& out, std::string_view arg)
+{
+    append_length(out, '$', arg.size());
+    out.append(arg);
+    out += "\r\n";
+}
+
+}  // namespace
+
+void append_command(std::string& out, std::initializer_list<std::string_view> args)
+{
+    append_length(out, '*', args.size());
     for (std::string_view arg : args) {
-        append_length('$', arg.size());
-        out.append(arg);
-        out += "\r\n";
+        append_bulk(out, arg);
+    }
+}
+
+void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
+                    const std::vector<std::string_view>& rest)
+{
+    append_length(out, '*', 3 + rest.size());
+    append_bulk(out, a);
+    append_bulk(out, b);
+    append_bulk(out, c);
+    for (std::string_view arg : rest) {
+        append_bulk(out, arg);
     }
 }
 

@@ -1,7 +1,5 @@
 #include "detail/scripts.hpp"
 
-#include "detail/subscriber.hpp"
-
 #include <boost/uuid/detail/sha1.hpp>
 
 #include <cstdio>
@@ -9,43 +7,169 @@
 namespace redlock::detail {
 namespace {
 
-// The release script also publishes on the key's release channel, to wake waiters.
-// Both scripts answer 1 when the key held our value (and was changed), 0 when the key was
-// missing, -1 when it held another owner's value: the report tells these apart.
-constexpr std::string_view release_script = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], '')
-  return 1
+// ---- plain locks: string keys holding the owner value ----
+
+constexpr std::string_view plain_acquire = R"lua(
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return -1 end
 end
-if v == false then return 0 end
-return -1
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return 1
 )lua";
 
-constexpr std::string_view extend_script = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if v == false then
-  if ARGV[3] == '1' then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return 1
+// Waiting acquirers listen on 'redlock:released:' .. key (see subscriber.hpp).
+constexpr std::string_view plain_release = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v == ARGV[1] then
+    mine = mine + 1
+    redis.call('DEL', KEYS[i])
+    redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], '')
+  elseif v then
+    other = other + 1
   end
-  return 0
 end
-return -1
+if mine == #KEYS then return 1 end
+if other > 0 then return -1 end
+return 0
 )lua";
 
-const std::string& release_sha()
+constexpr std::string_view plain_extend = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v == ARGV[1] then mine = mine + 1 elseif v then other = other + 1 end
+end
+if other > 0 then return -1 end
+if mine < #KEYS and ARGV[3] ~= '1' then return 0 end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return 1
+)lua";
+
+constexpr std::string_view plain_check = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v == ARGV[1] then mine = mine + 1 elseif v then other = other + 1 end
+end
+if mine == #KEYS then return 1 end
+if other > 0 then return -1 end
+return 0
+)lua";
+
+// ---- reentrant locks: hash keys {owner value: hold count}, one owner at a time ----
+
+constexpr std::string_view reentrant_acquire = R"lua(
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then
+    return -1
+  end
+end
+for i = 1, #KEYS do
+  redis.call('HINCRBY', KEYS[i], ARGV[1], 1)
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return 1
+)lua";
+
+constexpr std::string_view reentrant_release = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1 then
+    mine = mine + 1
+    if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
+      redis.call('DEL', KEYS[i])
+      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], '')
+    end
+  elseif redis.call('EXISTS', KEYS[i]) == 1 then
+    other = other + 1
+  end
+end
+if mine == #KEYS then return 1 end
+if other > 0 then return -1 end
+return 0
+)lua";
+
+constexpr std::string_view reentrant_extend = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1 then
+    mine = mine + 1
+  elseif redis.call('EXISTS', KEYS[i]) == 1 then
+    other = other + 1
+  end
+end
+if other > 0 then return -1 end
+if mine < #KEYS and ARGV[3] ~= '1' then return 0 end
+for i = 1, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then
+    redis.call('HSET', KEYS[i], ARGV[1], 1)
+  end
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return 1
+)lua";
+
+constexpr std::string_view reentrant_check = R"lua(
+local mine, other = 0, 0
+for i = 1, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1 then
+    mine = mine + 1
+  elseif redis.call('EXISTS', KEYS[i]) == 1 then
+    other = other + 1
+  end
+end
+if mine == #KEYS then return 1 end
+if other > 0 then return -1 end
+return 0
+)lua";
+
+struct script
 {
-    static const std::string sha = script_sha1(release_script);
-    return sha;
+    std::string_view text;
+    std::string sha;
+};
+
+const script& cached(std::string_view text)
+{
+    // One entry per script text above; computed once, on first use.
+    static const script all[] = {
+        {plain_acquire, script_sha1(plain_acquire)},
+        {plain_release, script_sha1(plain_release)},
+        {plain_extend, script_sha1(plain_extend)},
+        {plain_check, script_sha1(plain_check)},
+        {reentrant_acquire, script_sha1(reentrant_acquire)},
+        {reentrant_release, script_sha1(reentrant_release)},
+        {reentrant_extend, script_sha1(reentrant_extend)},
+        {reentrant_check, script_sha1(reentrant_check)},
+    };
+    for (const script& s : all) {
+        if (s.text.data() == text.data()) {
+            return s;
+        }
+    }
+    return all[0];  // unreachable: every caller passes one of the texts above
 }
 
-const std::string& extend_sha()
+// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
+command script_command(std::string_view text, const std::vector<std::string>& keys,
+                       std::initializer_list<std::string_view> args)
 {
-    static const std::string sha = script_sha1(extend_script);
-    return sha;
+    const script& s = cached(text);
+    const std::string numkeys = std::to_string(keys.size());
+    std::vector<std::string_view> tail;
+    tail.reserve(keys.size() + args.size());
+    tail.insert(tail.end(), keys.begin(), keys.end());
+    tail.insert(tail.end(), args.begin(), args.end());
+    command c;
+    resp::append_command(c.payload, "EVALSHA", s.sha, numkeys, tail);
+    resp::append_command(c.fallback, "EVAL", s.text, numkeys, tail);
+    return c;
 }
 
 std::string unexpected(const resp::reply& r)
@@ -82,41 +206,43 @@ std::string script_sha1(std::string_view script)
     return hex;
 }
 
-command acquire_command(std::string_view key, std::string_view value,
-                        std::chrono::milliseconds expiry)
+request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
 {
-    command c;
-    resp::append_command(c.payload,
-                         {"SET", key, value, "NX", "PX", std::to_string(expiry.count())});
-    return c;
+    const std::string ms = std::to_string(expiry.count());
+    if (!lock.reentrant && lock.keys.size() == 1) {
+        command c;
+        resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
+        return {std::move(c), read_acquire_reply};
+    }
+    return {
+        script_command(lock.reentrant ? reentrant_acquire : plain_acquire, lock.keys, {value, ms}),
+        read_script_reply};
 }
 
-command release_command(std::string_view key, std::string_view value)
+request release_request(lock_shape lock, std::string_view value)
 {
-    command c;
-    // Waiting acquirers of this key are subscribed to the channel (see subscriber.hpp).
-    const std::string channel = release_channel(key);
-    resp::append_command(c.payload, {"EVALSHA", release_sha(), "1", key, value, channel});
-    resp::append_command(c.fallback, {"EVAL", release_script, "1", key, value, channel});
-    return c;
+    return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys, {value}),
+            read_script_reply};
 }
 
-command extend_command(std::string_view key, std::string_view value,
-                       std::chrono::milliseconds expiry, bool recreate)
+request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
+                       bool recreate)
 {
-    command c;
-    std::string ms = std::to_string(expiry.count());
-    std::string_view flag = recreate ? "1" : "0";
-    resp::append_command(c.payload, {"EVALSHA", extend_sha(), "1", key, value, ms, flag});
-    resp::append_command(c.fallback, {"EVAL", extend_script, "1", key, value, ms, flag});
-    return c;
+    const std::string ms = std::to_string(expiry.count());
+    return {script_command(lock.reentrant ? reentrant_extend : plain_extend, lock.keys,
+                           {value, ms, recreate ? "1" : "0"}),
+            read_script_reply};
 }
 
-command get_command(std::string_view key)
+request check_request(lock_shape lock, std::string_view value)
 {
-    command c;
-    resp::append_command(c.payload, {"GET", key});
-    return c;
+    if (!lock.reentrant && lock.keys.size() == 1) {
+        command c;
+        resp::append_command(c.payload, {"GET", lock.keys[0]});
+        return {std::move(c), read_get_reply};
+    }
+    return {script_command(lock.reentrant ? reentrant_check : plain_check, lock.keys, {value}),
+            read_script_reply};
 }
 
 node_status read_acquire_reply(const resp::reply& r, std::string_view, std::string& detail)

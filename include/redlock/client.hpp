@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -51,6 +52,11 @@ class client
     /// a default argument's temporary twice when the call sits inside a `co_await`
     /// expression.
     mutex make_mutex(std::string name);
+
+    /// A multi-resource lock over several keys: on each node all of them are set at once or
+    /// none (a script), and one guard holds them all. Throws like `make_mutex`, also when
+    /// `names` is empty or names a key twice.
+    mutex make_multi_mutex(std::vector<std::string> names, options opts = {});
 
     /// Waits until every release that guard destructors scheduled has finished, then closes
     /// the connections; later operations complete with `error::shut_down`.

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -27,8 +28,10 @@ class mutex
     {
     }
 
-    /// The lock's name, used as the Redis key.
+    /// The lock's name: its Redis key, or for a multi-resource lock the keys joined by ", ".
     const std::string& name() const noexcept;
+    /// The Redis keys the lock sets.
+    const std::vector<std::string>& keys() const noexcept;
     /// The options the mutex was made with.
     const redlock::options& options() const noexcept;
     /// The per-node outcomes of the last acquisition attempt on this mutex that completed

@@ -8,6 +8,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace redlock {
 
@@ -68,6 +70,12 @@ struct options
     bool shuffle_nodes = false;
     /// `extend` re-creates the key on nodes where it vanished (e.g. after a restart).
     bool set_nx_on_extend = false;
+    /// Reentrant: the same owner acquiring again increments a hold count instead of waiting
+    /// for itself; each release decrements it and the key goes at zero. The owner is the
+    /// mutex object and its copies (one owner value, from `value` if set), so coroutines that
+    /// share a mutex share ownership; another `make_mutex` of the same key is another owner.
+    /// Keys are hashes then: do not lock the same key reentrant and not.
+    bool reentrant = false;
     /// Wake-ups: while `acquire` waits to retry a lock that another owner holds, it listens
     /// (one shared pub/sub connection per node and client) for that key's release and
     /// retries at once; the random delay stays as the fallback. Off: plain polling.
@@ -86,5 +94,7 @@ struct options
 /// Checks lock options and a lock name; returns an empty string when they are usable, or a
 /// message naming the field that is wrong. Pure: does no I/O.
 std::string validate(const options& opts, std::string_view name);
+/// \overload for a multi-resource lock: at least one key, none empty, none twice.
+std::string validate(const options& opts, const std::vector<std::string>& names);
 
 }  // namespace redlock

@@ -5,6 +5,7 @@
 #include <redlock/report.hpp>
 
 #include "detail/connection.hpp"
+#include "detail/scripts.hpp"
 #include "detail/tally.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -14,9 +15,6 @@
 #include <vector>
 
 namespace redlock::detail {
-
-using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
-                                     std::string& detail);
 
 /// One round of a command on every node.
 struct round

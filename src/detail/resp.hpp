@@ -28,6 +28,9 @@ struct reply
 
 /// Appends one command as a RESP array of bulk strings; arguments are binary-safe.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
+/// \overload: three leading arguments, then a run of further ones.
+void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
+                    const std::vector<std::string_view>& rest);
 
 /// Incremental reply decoder: feed bytes as they arrive, take complete replies out.
 class decoder

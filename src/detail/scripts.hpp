@@ -2,6 +2,14 @@
 
 // The commands of the lock protocol, and how each node's reply to them is read. Keys and
 // values travel only as arguments: nothing user-supplied is ever part of script text.
+//
+// Two kinds of lock, each over one or several keys:
+// - plain: each key is a string holding the owner value (SET NX PX); several keys are set
+//   all or nothing by one script.
+// - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
+//   increments the count, and each release decrements it; the key goes at zero.
+// The scripts answer 1 (done: every key is ours), 0 (some key is missing) or -1 (some key
+// belongs to another owner).
 
 #include <redlock/report.hpp>
 
@@ -11,21 +19,41 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
-/// SET key value NX PX expiry.
-command acquire_command(std::string_view key, std::string_view value,
-                        std::chrono::milliseconds expiry);
-/// Delete the key if it holds `value`.
-command release_command(std::string_view key, std::string_view value);
-/// Reset the key's TTL if it holds `value`; with `recreate`, also set it where it is gone.
-command extend_command(std::string_view key, std::string_view value,
-                       std::chrono::milliseconds expiry, bool recreate);
-/// GET key.
-command get_command(std::string_view key);
+using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
+                                     std::string& detail);
 
-/// How a node's reply reads for each command; `detail` is set for unexpected replies.
+/// What a lock is made of.
+struct lock_shape
+{
+    const std::vector<std::string>& keys;
+    bool reentrant = false;
+};
+
+/// A command with the function that reads each node's reply to it.
+struct request
+{
+    command cmd;
+    reply_reader read;
+};
+
+/// Acquire: SET key value NX PX for one plain key; a script otherwise.
+request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry);
+/// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
+/// each deleted key's release channel.
+request release_request(lock_shape lock, std::string_view value);
+/// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
+/// that vanished (unless another owner holds one).
+request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
+                       bool recreate);
+/// Valid: do all keys hold our value? GET for one plain key; a script otherwise.
+request check_request(lock_shape lock, std::string_view value);
+
+/// How replies read: +OK/nil for SET NX; 1/0/-1 for the scripts; a bulk compared with
+/// `value` for GET. `detail` is set for unexpected replies.
 node_status read_acquire_reply(const resp::reply& r, std::string_view value, std::string& detail);
 node_status read_script_reply(const resp::reply& r, std::string_view value, std::string& detail);
 node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);

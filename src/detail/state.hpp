@@ -7,6 +7,7 @@
 #include <redlock/report.hpp>
 
 #include "detail/connection.hpp"
+#include "detail/scripts.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/validity.hpp"
 
@@ -46,8 +47,15 @@ class client_impl
 struct mutex_state
 {
     std::shared_ptr<client_impl> client;
+    /// The Redis keys: one, or several for a multi-resource lock.
+    std::vector<std::string> keys;
+    /// The keys joined by ", ", for names in accessors.
     std::string name;
     redlock::options opts;
+    /// For a reentrant lock, the owner value every acquisition through this mutex uses.
+    std::string owner;
+
+    lock_shape shape() const { return {keys, opts.reentrant}; }
 
     std::mutex report_mutex;
     report last;  // guarded by report_mutex

@@ -3,6 +3,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <set>
+
 #include <string>
 #include <vector>
 
@@ -67,92 +70,106 @@ BOOST_AUTO_TEST_CASE(script_sha1_vectors)
                "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12");
 }
 
-BOOST_AUTO_TEST_CASE(acquire_is_set_nx_px)
+const std::vector<std::string> one_key = {"lock:a"};
+const std::vector<std::string> hostile_keys = {hostile_key};
+const std::vector<std::string> three_keys = {"first-key-xyz", hostile_key, "third-key-xyz"};
+
+BOOST_AUTO_TEST_CASE(plain_single_key_acquire_is_set_nx_px)
 {
-    command c = acquire_command("lock:a", "val", 8000ms);
-    BOOST_TEST(c.payload == "*6\r\n" + bulk("SET") + bulk("lock:a") + bulk("val") + bulk("NX") +
-                                bulk("PX") + bulk("8000"));
-    BOOST_TEST(c.fallback.empty());
+    request r = acquire_request({one_key, false}, "val", 8000ms);
+    BOOST_TEST(r.cmd.payload == "*6\r\n" + bulk("SET") + bulk("lock:a") + bulk("val") + bulk("NX") +
+                                    bulk("PX") + bulk("8000"));
+    BOOST_TEST(r.cmd.fallback.empty());
+    BOOST_TEST(r.read == &read_acquire_reply);
 }
 
-BOOST_AUTO_TEST_CASE(get_is_get)
+BOOST_AUTO_TEST_CASE(plain_single_key_check_is_get)
 {
-    command c = get_command("lock:a");
-    BOOST_TEST(c.payload == "*2\r\n" + bulk("GET") + bulk("lock:a"));
-    BOOST_TEST(c.fallback.empty());
+    request r = check_request({one_key, false}, "val");
+    BOOST_TEST(r.cmd.payload == "*2\r\n" + bulk("GET") + bulk("lock:a"));
+    BOOST_TEST(r.cmd.fallback.empty());
+    BOOST_TEST(r.read == &read_get_reply);
 }
 
 BOOST_AUTO_TEST_CASE(hostile_key_and_value_are_separate_arguments)
 {
     std::vector<std::string> set = {"SET", hostile_key, hostile_value, "NX", "PX", "10"};
-    BOOST_TEST(args_of(acquire_command(hostile_key, hostile_value, 10ms).payload) == set,
-               boost::test_tools::per_element());
+    BOOST_TEST(
+        args_of(acquire_request({hostile_keys, false}, hostile_value, 10ms).cmd.payload) == set,
+        boost::test_tools::per_element());
     std::vector<std::string> get = {"GET", hostile_key};
-    BOOST_TEST(args_of(get_command(hostile_key).payload) == get, boost::test_tools::per_element());
+    BOOST_TEST(args_of(check_request({hostile_keys, false}, hostile_value).cmd.payload) == get,
+               boost::test_tools::per_element());
 }
 
-BOOST_AUTO_TEST_CASE(release_is_evalsha_with_eval_fallback)
+// Every script request: EVALSHA sha numkeys keys... args..., and the same as EVAL with the
+// script text, whose SHA-1 is the sha; no key or value inside the script text.
+void check_script_request(const request& r, const std::vector<std::string>& keys,
+                          const std::vector<std::string>& args, std::string_view must_contain)
 {
-    command c = release_command(hostile_key, hostile_value);
-    auto eval = args_of(c.fallback);
-    BOOST_TEST_REQUIRE(eval.size() == 6u);
-    const std::string& script = eval[1];
-    const std::string channel = "redlock:released:" + std::string(hostile_key);
+    auto eval = args_of(r.cmd.fallback);
+    auto evalsha = args_of(r.cmd.payload);
+    BOOST_TEST_REQUIRE(eval.size() == 3 + keys.size() + args.size());
+    BOOST_TEST_REQUIRE(evalsha.size() == eval.size());
     BOOST_TEST(eval[0] == "EVAL");
-    BOOST_TEST(eval[2] == "1");  // one key
-    BOOST_TEST(eval[3] == hostile_key);
-    BOOST_TEST(eval[4] == hostile_value);
-    BOOST_TEST(eval[5] == channel);  // the wake-up channel is an argument too
-    BOOST_TEST(script.find("DEL") != std::string::npos, script);
-    BOOST_TEST(script.find("PUBLISH") != std::string::npos, script);
-    BOOST_TEST(script.find(hostile_key) == std::string::npos);
-
-    const std::string sha = script_sha1(script);
-    BOOST_TEST(is_lower_hex_sha(sha), sha);
-    BOOST_TEST(c.payload == "*6\r\n" + bulk("EVALSHA") + bulk(sha) + bulk("1") + bulk(hostile_key) +
-                                bulk(hostile_value) + bulk(channel));
-    BOOST_TEST(c.fallback == "*6\r\n" + bulk("EVAL") + bulk(script) + bulk("1") +
-                                 bulk(hostile_key) + bulk(hostile_value) + bulk(channel));
+    BOOST_TEST(evalsha[0] == "EVALSHA");
+    const std::string& script = eval[1];
+    BOOST_TEST(is_lower_hex_sha(evalsha[1]), evalsha[1]);
+    BOOST_TEST(evalsha[1] == script_sha1(script));
+    BOOST_TEST(eval[2] == std::to_string(keys.size()));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        BOOST_TEST(eval[3 + i] == keys[i]);
+        BOOST_TEST(script.find(keys[i]) == std::string::npos);
+    }
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        BOOST_TEST(eval[3 + keys.size() + i] == args[i]);
+    }
+    BOOST_TEST(std::equal(eval.begin() + 2, eval.end(), evalsha.begin() + 2));
+    BOOST_TEST(script.find(hostile_value) == std::string::npos);
+    BOOST_TEST(script.find(must_contain) != std::string::npos, script);
+    BOOST_TEST(r.read == &read_script_reply);
 }
 
-BOOST_AUTO_TEST_CASE(extend_is_evalsha_with_eval_fallback)
+BOOST_AUTO_TEST_CASE(script_requests_for_every_kind_and_shape)
 {
-    for (bool recreate : {false, true}) {
-        BOOST_TEST_CONTEXT("recreate " << recreate)
-        {
-            command c = extend_command(hostile_key, hostile_value, 5000ms, recreate);
-            auto eval = args_of(c.fallback);
-            BOOST_TEST_REQUIRE(eval.size() == 7u);
-            const std::string& script = eval[1];
-            const std::string flag = recreate ? "1" : "0";
-            BOOST_TEST(eval[0] == "EVAL");
-            BOOST_TEST(script.find("PEXPIRE") != std::string::npos, script);
-            BOOST_TEST(script.find(hostile_key) == std::string::npos);
-
-            const std::string sha = script_sha1(script);
-            BOOST_TEST(is_lower_hex_sha(sha), sha);
-            BOOST_TEST(c.payload == "*7\r\n" + bulk("EVALSHA") + bulk(sha) + bulk("1") +
-                                        bulk(hostile_key) + bulk(hostile_value) + bulk("5000") +
-                                        bulk(flag));
-            BOOST_TEST(c.fallback == "*7\r\n" + bulk("EVAL") + bulk(script) + bulk("1") +
-                                         bulk(hostile_key) + bulk(hostile_value) + bulk("5000") +
-                                         bulk(flag));
+    for (bool reentrant : {false, true}) {
+        for (const auto* keys : {&hostile_keys, &three_keys}) {
+            BOOST_TEST_CONTEXT("reentrant " << reentrant << ", " << keys->size() << " keys")
+            {
+                lock_shape shape{*keys, reentrant};
+                check_script_request(release_request(shape, hostile_value), *keys, {hostile_value},
+                                     "PUBLISH");
+                for (bool recreate : {false, true}) {
+                    check_script_request(extend_request(shape, hostile_value, 5000ms, recreate),
+                                         *keys, {hostile_value, "5000", recreate ? "1" : "0"},
+                                         "ARGV[2]");
+                }
+                if (reentrant || keys->size() > 1) {
+                    check_script_request(acquire_request(shape, hostile_value, 700ms), *keys,
+                                         {hostile_value, "700"}, reentrant ? "HINCRBY" : "EXISTS");
+                    check_script_request(check_request(shape, hostile_value), *keys,
+                                         {hostile_value}, reentrant ? "HEXISTS" : "GET");
+                }
+            }
         }
     }
 }
 
-BOOST_AUTO_TEST_CASE(release_and_extend_scripts_differ)
+BOOST_AUTO_TEST_CASE(each_operation_has_its_own_script)
 {
-    auto release_sha = args_of(release_command("k", "v").payload).at(1);
-    auto extend_sha = args_of(extend_command("k", "v", 1000ms, false).payload).at(1);
-    BOOST_TEST(release_sha != extend_sha);
-    // The sha does not depend on the arguments.
-    BOOST_TEST(args_of(release_command("other", "x").payload).at(1) == release_sha);
+    std::set<std::string> shas;
+    for (bool reentrant : {false, true}) {
+        lock_shape shape{three_keys, reentrant};
+        shas.insert(args_of(acquire_request(shape, "v", 1000ms).cmd.payload).at(1));
+        shas.insert(args_of(release_request(shape, "v").cmd.payload).at(1));
+        shas.insert(args_of(extend_request(shape, "v", 1000ms, false).cmd.payload).at(1));
+        shas.insert(args_of(check_request(shape, "v").cmd.payload).at(1));
+    }
+    BOOST_TEST(shas.size() == 8u);
+    // The same script whatever the keys and values.
+    BOOST_TEST(args_of(release_request({one_key, false}, "x").cmd.payload).at(1) ==
+               args_of(release_request({hostile_keys, false}, "y").cmd.payload).at(1));
 }
-
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(reply_reading)
 
 BOOST_AUTO_TEST_CASE(acquire_replies)
 {
