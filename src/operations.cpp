@@ -116,7 +116,7 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
     }
     auto l = std::make_shared<lock_state>(m->client->strand);
     l->mutex = m;
-    l->last = std::move(rep);
+    l->set_report(std::move(rep));
     return guard(std::move(l));
 }
 
@@ -146,7 +146,7 @@ asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, rou
 {
     auto outcomes = co_await run_round(l->mutex->client->nodes, std::move(r));
     const tally t = count(outcomes);
-    l->last = make_report(std::move(outcomes), 1);
+    l->set_report(make_report(std::move(outcomes), 1));
     co_return t;
 }
 
@@ -199,13 +199,14 @@ asio::awaitable<void> watch(std::shared_ptr<lock_state> l)
     while (l->owns && !l->lost) {
         const bool may_extend =
             o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
-        l->wake_watch.expires_at(may_extend ? std::min(next_extend, l->until) : l->until);
+        l->wake_watch.expires_at(may_extend ? std::min(next_extend, l->until.load())
+                                            : l->until.load());
         co_await l->wake_watch.async_wait(asio::as_tuple(use_awaitable));
         if (!l->owns) {
             break;
         }
         const auto now = clock::now();
-        if (may_extend && now >= next_extend && now < l->until) {
+        if (may_extend && now >= next_extend && now < l->until.load()) {
             const tally t = co_await run_guard_round(l, extend_round(*l, now));
             if (!l->owns) {
                 break;
@@ -225,7 +226,7 @@ asio::awaitable<void> watch(std::shared_ptr<lock_state> l)
             next_extend = clock::now() + retry_after;
             continue;
         }
-        if (now >= l->until) {
+        if (now >= l->until.load()) {
             declare_lost(*l);
             break;
         }
@@ -341,7 +342,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             l->until = until;
             l->extended_at = start;
             l->owns = true;
-            l->last = rep;
+            l->set_report(rep);
             if (o.auto_extend) {
                 start_watch(l);
             }
@@ -411,8 +412,15 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
         co_return void_result{ec};
     }
     const options& o = l->mutex->opts;
+    if (l->lost) {
+        co_return void_result{error::lost};
+    }
+    // The extension limit is a hard bound: manual extensions count against it too.
+    if (o.auto_extend && o.auto_extend_limit > 0 && l->extensions >= o.auto_extend_limit) {
+        co_return void_result{error::extend_failed};
+    }
     const auto start = clock::now();
-    if (start >= l->until) {
+    if (start >= l->until.load()) {
         co_return void_result{error::expired};
     }
     const tally t = co_await run_guard_round(l, extend_round(*l, start));
@@ -424,13 +432,14 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
     if (t.reached() && now < until) {
         l->until = until;
         l->extended_at = start;
+        ++l->extensions;
         l->wake_watch.cancel();  // the watch re-reads the validity
         co_return void_result{error_code{}};
     }
     if (l->watched && definitely_gone(t)) {
         declare_lost(*l);
     }
-    co_return void_result{now >= l->until ? error::expired : error::extend_failed};
+    co_return void_result{now >= l->until.load() ? error::expired : error::extend_failed};
 }
 
 using bool_result = std::tuple<error_code, bool>;
@@ -676,7 +685,6 @@ report mutex::last_report() const
 
 namespace {
 const std::string empty_string;
-const report empty_report;
 }  // namespace
 
 guard::guard() noexcept = default;
@@ -721,7 +729,7 @@ const std::string& guard::value() const noexcept
 
 std::chrono::steady_clock::time_point guard::until() const noexcept
 {
-    return state_ ? state_->until : std::chrono::steady_clock::time_point{};
+    return state_ ? state_->until.load() : std::chrono::steady_clock::time_point{};
 }
 
 bool guard::owns_lock() const noexcept
@@ -729,9 +737,9 @@ bool guard::owns_lock() const noexcept
     return state_ && state_->owns;
 }
 
-const report& guard::last_report() const noexcept
+report guard::last_report() const
 {
-    return state_ ? state_->last : empty_report;
+    return state_ ? state_->get_report() : report{};
 }
 
 bool guard::lost() const noexcept

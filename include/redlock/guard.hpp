@@ -51,8 +51,9 @@ class guard
     /// validity: compare `until()` with the clock, or ask `valid()`.
     bool owns_lock() const noexcept;
     explicit operator bool() const noexcept { return owns_lock(); }
-    /// What each node did in this guard's last operation (acquire, extend, valid, release).
-    const report& last_report() const noexcept;
+    /// What each node did in this guard's last operation (acquire, extend, valid, release,
+    /// or the watchdog's extension). A copy: the watchdog may update it at any time.
+    report last_report() const;
     /// True once the lock was found lost while held (see `lost_slot`). It stays owned in
     /// the sense that release still deletes whatever keys of ours remain.
     bool lost() const noexcept;

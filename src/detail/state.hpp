@@ -70,9 +70,20 @@ struct lock_state
 
     std::shared_ptr<mutex_state> mutex;
     std::string value;
-    clock::time_point until{};
+    /// Written on the strand (acquire, extend, the watchdog); read by user threads too.
+    std::atomic<clock::time_point> until{};
     std::atomic<bool> owns{false};
-    report last;
+
+    void set_report(report r)
+    {
+        std::lock_guard lock(report_mutex);
+        last = std::move(r);
+    }
+    report get_report() const
+    {
+        std::lock_guard lock(report_mutex);
+        return last;
+    }
 
     // Watching for loss (and, with auto_extend, extending): members below are used on the
     // strand only, but for the flags that user threads read.
@@ -88,6 +99,11 @@ struct lock_state
     boost::asio::steady_timer lost_event;
     /// Emitted (terminal) once, when the lock is lost.
     boost::asio::cancellation_signal lost_signal;
+
+  private:
+    // The watchdog updates the report while user threads may read it.
+    mutable std::mutex report_mutex;
+    report last;
 };
 
 }  // namespace redlock::detail

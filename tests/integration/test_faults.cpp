@@ -48,7 +48,7 @@ BOOST_FIXTURE_TEST_CASE(refused_port_is_a_node_error_not_a_stall, five_nodes)
     BOOST_TEST((since(start) < 2000ms));
     auto [rec] = run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
     BOOST_TEST(!rec);
-    const node_outcome& dead = g.last_report().nodes[4];
+    const node_outcome dead = g.last_report().nodes[4];
     BOOST_TEST(dead.status == node_status::error);
     BOOST_TEST_MESSAGE("refused node: " << dead.detail);
     BOOST_TEST((dead.detail.find("refused") != std::string::npos));
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(acl_user_authenticates_and_a_wrong_password_is_reported_wit
                       redlock::config::from_urls({"redis://locker:not-the-pw@" + where}));
     auto [ec, g] = run(io, try_get(c.make_mutex("acl", {.tries = 1})));
     BOOST_TEST(ec == redlock::error::failed);
-    const std::string& detail = g.last_report().nodes.at(0).detail;
+    const std::string detail = g.last_report().nodes.at(0).detail;
     BOOST_TEST_MESSAGE("wrong password: " << detail);
     BOOST_TEST((detail.find("AUTH") != std::string::npos));
     BOOST_TEST((detail.find("not-the-pw") == std::string::npos));

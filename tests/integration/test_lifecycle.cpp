@@ -83,6 +83,20 @@ BOOST_FIXTURE_TEST_CASE(extension_limit_bounds_the_hold, five_nodes)
     }());
 }
 
+BOOST_FIXTURE_TEST_CASE(manual_extensions_count_against_the_limit, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("capped", {.expiry = 10s, .auto_extend = true, .auto_extend_limit = 2});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        co_await g.extend();
+        co_await g.extend();
+        auto [ec] = co_await g.async_extend(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::extend_failed);
+        co_return 0;
+    }());
+}
+
 BOOST_FIXTURE_TEST_CASE(loss_on_a_flushed_majority_fires_within_one_expiry, five_nodes)
 {
     redlock::client c(io.get_executor(), config());
@@ -104,6 +118,9 @@ BOOST_FIXTURE_TEST_CASE(loss_on_a_flushed_majority_fires_within_one_expiry, five
         BOOST_TEST((since(flushed) < 1000ms));
         co_await pause_for(1ms);  // let the timer's handler run
         BOOST_TEST((work_outcome == std::optional<error_code>(asio::error::operation_aborted)));
+        // A lost lock stays lost: extending it is refused.
+        auto [extended] = co_await g.async_extend(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(extended == redlock::error::lost);
         co_return 0;
     }());
 }
