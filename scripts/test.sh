@@ -14,7 +14,7 @@ if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
     -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j 2
+    ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging
 
   echo "== threaded tests under TSan"
   scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
