@@ -3,6 +3,10 @@
 
 #include "fixture.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 namespace redlock::test {
 namespace {
 
@@ -164,6 +168,29 @@ BOOST_AUTO_TEST_CASE(database_from_the_url_is_selected)
         node.port(),
         {"EVAL", "redis.call('SELECT', 3) return redis.call('GET', KEYS[1])", "1", "in-db-3"});
     BOOST_TEST(in_db3 == g.value());
+}
+
+BOOST_AUTO_TEST_CASE(unix_socket_nodes_work)
+{
+    // The socket goes in its own temp dir; the server gets the path on its command line.
+    std::string dir =
+        std::filesystem::temp_directory_path() / ("redlock-sock-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/redis.sock";
+    {
+        redis_server node({"--unixsocket", path, "--unixsocketperm", "700"});
+        asio::io_context io;
+        redlock::client c(io.get_executor(),
+                          redlock::config::from_urls({"unix://" + path + "?db=2"}));
+        auto [ec, g] = run(io, try_get(c.make_mutex("over-unix")));
+        BOOST_TEST(!ec);
+        BOOST_TEST(g.last_report().nodes.at(0).endpoint == "unix:" + path);
+        auto in_db2 = redis_command(
+            node.port(), {"EVAL", "redis.call('SELECT', 2) return redis.call('GET', KEYS[1])", "1",
+                          "over-unix"});
+        BOOST_TEST(in_db2 == g.value());
+    }
+    std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(acl_user_authenticates_and_a_wrong_password_is_reported_without_it)
