@@ -60,6 +60,51 @@ connection::~connection() = default;
 
 asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point deadline)
 {
+    ++stats_.requests;
+    const auto sent = clock::now();
+    exec_result r = co_await exchange(std::move(cmd), deadline);
+    switch (r.state) {
+        case exec_result::status::replied:
+            ++stats_.replies;
+            stats_.latency_us +=
+                std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - sent).count();
+            break;
+        case exec_result::status::timed_out:
+            ++stats_.timeouts;
+            break;
+        case exec_result::status::failed:
+            ++stats_.errors;
+            break;
+        case exec_result::status::cancelled:
+            ++stats_.abandoned;
+            break;
+    }
+    co_return r;
+}
+
+node_counters connection::counters() const
+{
+    node_counters c;
+    c.endpoint = name_;
+    c.requests = stats_.requests;
+    c.replies = stats_.replies;
+    c.errors = stats_.errors;
+    c.timeouts = stats_.timeouts;
+    c.abandoned = stats_.abandoned;
+    c.reconnects = stats_.reconnects;
+    c.latency_total = std::chrono::microseconds(stats_.latency_us.load());
+    return c;
+}
+
+void connection::log(log_level level, const std::string& message) const
+{
+    if (settings_.log) {
+        settings_.log(level, message);
+    }
+}
+
+asio::awaitable<exec_result> connection::exchange(command cmd, clock::time_point deadline)
+{
     if (state_ == state::closed) {
         co_return exec_result{exec_result::status::failed, {}, last_error_};
     }
@@ -132,6 +177,13 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     socket_ = std::move(fresh);
     decoder_.reset();
     state_ = state::connected;
+    if (connected_before_) {
+        ++stats_.reconnects;
+        log(log_level::info, "reconnected to " + name_);
+    } else {
+        log(log_level::debug, "connected to " + name_);
+    }
+    connected_before_ = true;
     backoff_ = settings_.backoff_min;
     start_writer();
 }
@@ -262,6 +314,11 @@ void connection::abandon(const request_ptr& r)
 
 void connection::fail_connection(const std::string& why)
 {
+    if (state_ != state::closed) {
+        // The messages name the node and the cause; none carries a password.
+        log(why.find("protocol error") != std::string::npos ? log_level::error : log_level::warning,
+            "dropping the connection to " + name_ + ": " + why);
+    }
     ++generation_;
     boost::system::error_code ignored;
     socket_.close(ignored);

@@ -591,7 +591,7 @@ client_impl::client_impl(asio::any_io_executor ex, redlock::config config)
       releases_drained(strand, clock::time_point::max())
 {
     connection_settings settings{cfg.connect_timeout, cfg.reconnect_backoff_min,
-                                 cfg.reconnect_backoff_max};
+                                 cfg.reconnect_backoff_max, cfg.logger};
     for (const node& n : cfg.nodes) {
         nodes.push_back(std::make_shared<connection>(strand, n, settings));
         subscribers.push_back(std::make_shared<subscriber>(strand, n, settings));
@@ -615,6 +615,15 @@ client::~client() = default;
 client::executor_type client::get_executor() const noexcept
 {
     return impl_->executor;
+}
+
+std::vector<node_counters> client::node_counters() const
+{
+    std::vector<redlock::node_counters> all;
+    for (const auto& n : impl_->nodes) {
+        all.push_back(n->counters());
+    }
+    return all;
 }
 
 const config& client::config() const noexcept

@@ -1,3 +1,4 @@
+#include <redlock/observability.hpp>
 #include <redlock/report.hpp>
 
 #include <algorithm>
@@ -19,6 +20,21 @@ std::string_view to_string(node_status s) noexcept
             return "error";
         case node_status::abandoned:
             return "abandoned";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(log_level level) noexcept
+{
+    switch (level) {
+        case log_level::debug:
+            return "debug";
+        case log_level::info:
+            return "info";
+        case log_level::warning:
+            return "warning";
+        case log_level::error:
+            return "error";
     }
     return "unknown";
 }

@@ -43,6 +43,8 @@ class client
     executor_type get_executor() const noexcept;
     /// The configuration in use.
     const redlock::config& config() const noexcept;
+    /// A snapshot of each node's counters, in config order. Thread-safe.
+    std::vector<redlock::node_counters> node_counters() const;
 
     /// A lock named `name` (the Redis key) with `opts`. Throws `boost::system::system_error`
     /// with `error::invalid_argument` and a message naming the field when the name is

@@ -4,6 +4,7 @@
 /// The nodes a client locks on, and its connection settings.
 
 #include <redlock/node.hpp>
+#include <redlock/observability.hpp>
 
 #include <chrono>
 #include <initializer_list>
@@ -26,6 +27,8 @@ struct config
     std::chrono::milliseconds reconnect_backoff_min{50};
     /// Upper bound of the doubling reconnect pause.
     std::chrono::milliseconds reconnect_backoff_max{2000};
+    /// Where the client's log lines go (see `log_hook`); empty: nowhere.
+    log_hook logger{};
 
     /// A config with one node per URL (see `node::from_url`), default settings otherwise.
     /// Throws `boost::system::system_error` (`error::invalid_argument`) on a malformed URL.

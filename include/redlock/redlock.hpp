@@ -9,6 +9,7 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
+#include <redlock/observability.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
 #include <redlock/with_lock.hpp>

@@ -4,6 +4,7 @@
 // client. All members run on the client's strand.
 
 #include <redlock/node.hpp>
+#include <redlock/observability.hpp>
 
 #include "detail/resp.hpp"
 #include "detail/validity.hpp"
@@ -12,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/generic/stream_protocol.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -42,6 +44,7 @@ struct connection_settings
     std::chrono::milliseconds connect_timeout{1000};
     std::chrono::milliseconds backoff_min{50};
     std::chrono::milliseconds backoff_max{2000};
+    log_hook log;
 };
 
 class connection : public std::enable_shared_from_this<connection>
@@ -62,11 +65,15 @@ class connection : public std::enable_shared_from_this<connection>
     /// Fails every pending request with `why` and refuses new ones.
     void close(const std::string& why);
 
+    /// The counters so far; safe from any thread.
+    node_counters counters() const;
+
   private:
     struct request;
     using request_ptr = std::shared_ptr<request>;
     enum class state { disconnected, connecting, connected, closed };
 
+    boost::asio::awaitable<exec_result> exchange(command cmd, clock::time_point deadline);
     void start_connect();
     boost::asio::awaitable<void> connect_loop(std::uint64_t generation);
     void start_writer();
@@ -92,6 +99,14 @@ class connection : public std::enable_shared_from_this<connection>
     std::deque<request_ptr> in_flight_;
     resp::decoder decoder_;
     std::string last_error_;
+    bool connected_before_ = false;
+    struct
+    {
+        std::atomic<std::uint64_t> requests{0}, replies{0}, errors{0}, timeouts{0}, abandoned{0},
+            reconnects{0};
+        std::atomic<std::int64_t> latency_us{0};
+    } stats_;
+    void log(log_level level, const std::string& message) const;
     clock::time_point retry_at_{};
     std::chrono::milliseconds backoff_;
 };

@@ -170,6 +170,50 @@ BOOST_AUTO_TEST_CASE(database_from_the_url_is_selected)
     BOOST_TEST(in_db3 == g.value());
 }
 
+BOOST_FIXTURE_TEST_CASE(counters_and_log_lines_tell_what_happened_per_node, five_nodes)
+{
+    auto cfg = config();
+    std::vector<std::pair<redlock::log_level, std::string>> lines;
+    cfg.logger = [&](redlock::log_level level, std::string_view message) {
+        lines.emplace_back(level, std::string(message));
+    };
+    cfg.nodes[4].password = "never-printed";  // the server has no password: AUTH fails there
+    cfg.reconnect_backoff_min = cfg.reconnect_backoff_max = 0ms;  // reconnect on the next request
+    redlock::client c(io.get_executor(), cfg);
+    auto m = c.make_mutex("observed", {.tries = 1});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        co_await g.release();
+        nodes[0].restart();  // the next request on node 0 finds its connection dead
+        auto [ec, again] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        (void)ec;
+        auto [ec2, third] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        (void)ec2;
+        co_return 0;
+    }());
+    // The guards' background releases finish before the counters are read.
+    auto [shut] = run(io, c.async_shutdown(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(!shut);
+    auto counters = c.node_counters();
+    BOOST_TEST_REQUIRE(counters.size() == 5u);
+    BOOST_TEST(counters[1].requests >= 3u);
+    BOOST_TEST(counters[1].replies + counters[1].abandoned == counters[1].requests);
+    BOOST_TEST(counters[1].errors == 0u);
+    BOOST_TEST(counters[1].latency_total.count() > 0);
+    BOOST_TEST(counters[0].errors >= 1u);      // the dead connection
+    BOOST_TEST(counters[0].reconnects == 1u);  // and the new one
+    BOOST_TEST(counters[4].replies == 0u);     // AUTH never let a request through
+    BOOST_TEST(counters[4].errors >= 1u);
+    bool auth_logged = false;
+    for (const auto& [level, text] : lines) {
+        BOOST_TEST_MESSAGE(redlock::to_string(level) << ": " << text);
+        BOOST_TEST((text.find("never-printed") == std::string::npos));
+        auth_logged = auth_logged || (level == redlock::log_level::warning &&
+                                      text.find("AUTH") != std::string::npos);
+    }
+    BOOST_TEST(auth_logged);
+}
+
 BOOST_AUTO_TEST_CASE(unix_socket_nodes_work)
 {
     // The socket goes in its own temp dir; the server gets the path on its command line.
