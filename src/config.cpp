@@ -218,17 +218,15 @@ std::string validate(const config& cfg)
         if (n.db < 0) {
             return where + " (" + n.endpoint() + ") has a negative database number";
         }
-        if (n.tls) {
-            return where + " (" + n.endpoint() +
-                   ") asks for TLS (rediss://), which this version of redlock does not support "
-                   "yet; use redis:// or unix://";
-        }
         // Another database on the same server is still the same server.
         if (!seen.insert(n.endpoint()).second) {
             return where + " (" + n.endpoint() +
                    ") repeats an earlier node: the same server twice would count twice "
                    "towards the quorum";
         }
+    }
+    if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty()) {
+        return "config.tls.cert_file and config.tls.key_file go together: give both or neither";
     }
     if (cfg.connect_timeout.count() <= 0) {
         return "config.connect_timeout must be positive";

@@ -165,8 +165,9 @@ void connection::start_connect()
 asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 {
     auto self = shared_from_this();
-    generic_socket fresh(strand_);
-    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, true);
+    stream fresh(strand_);
+    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, true,
+                                               settings_.tls.get(), settings_.verify_name);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;  // closed or superseded while connecting
     }
@@ -211,7 +212,7 @@ asio::awaitable<void> connection::write_loop(std::uint64_t generation)
         }
         write_queue_.clear();
         start_reader();
-        auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), use_tuple);
+        auto [ec, n] = co_await socket_.write_all(asio::buffer(batch));
         (void)n;
         if (generation != generation_) {
             co_return;
@@ -257,7 +258,7 @@ asio::awaitable<void> connection::read_loop(std::uint64_t generation)
         if (in_flight_.empty()) {
             break;
         }
-        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buf), use_tuple);
+        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
         if (generation != generation_) {
             co_return;
         }
@@ -320,8 +321,7 @@ void connection::fail_connection(const std::string& why)
             "dropping the connection to " + name_ + ": " + why);
     }
     ++generation_;
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    socket_.close();
     writing_ = false;
     reading_ = false;
     decoder_.reset();

@@ -24,8 +24,10 @@ constexpr auto use_tuple = asio::as_tuple(use_awaitable);
 
 namespace {
 
-asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, bool select_db)
+asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool select_db,
+                                       asio::ssl::context* tls, bool verify_name)
 {
+    generic_socket& s = conn.socket();
     const std::string name = endpoint.endpoint();
     if (!endpoint.unix_path.empty()) {
         asio::local::stream_protocol::endpoint ep(endpoint.unix_path);
@@ -61,6 +63,16 @@ asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, 
         s.set_option(asio::ip::tcp::no_delay(true), ignored);
     }
 
+    if (endpoint.tls) {
+        if (tls == nullptr) {
+            co_return "TLS requested for " + name + " but the client has no TLS context";
+        }
+        std::string failure = co_await conn.start_tls(*tls, endpoint.host, verify_name);
+        if (!failure.empty()) {
+            co_return failure + " (" + name + ")";
+        }
+    }
+
     std::string hello;
     std::size_t expected = 0;
     if (!endpoint.password.empty()) {
@@ -78,7 +90,7 @@ asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, 
     if (expected == 0) {
         co_return std::string();
     }
-    auto [wec, written] = co_await asio::async_write(s, asio::buffer(hello), use_tuple);
+    auto [wec, written] = co_await conn.write_all(asio::buffer(hello));
     (void)written;
     if (wec) {
         co_return "handshake with " + name + " failed: " + wec.message();
@@ -98,7 +110,7 @@ asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, 
         if (!replies.error().empty()) {
             co_return "protocol error from " + name + ": " + replies.error();
         }
-        auto [rec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
+        auto [rec, n] = co_await conn.read_some(asio::buffer(buf));
         if (rec) {
             co_return "handshake with " + name + " failed: " + rec.message();
         }
@@ -109,15 +121,17 @@ asio::awaitable<std::string> handshake(generic_socket& s, const node& endpoint, 
 
 }  // namespace
 
-asio::awaitable<std::string> open_stream(generic_socket& s, const node& endpoint,
-                                         std::chrono::milliseconds timeout, bool select_db)
+asio::awaitable<std::string> open_stream(stream& s, const node& endpoint,
+                                         std::chrono::milliseconds timeout, bool select_db,
+                                         asio::ssl::context* tls, bool verify_name)
 {
-    auto ex = s.get_executor();
+    auto ex = s.socket().get_executor();
     asio::steady_timer deadline(ex, timeout);
     try {
         auto [order, exception, message, timer_ec] =
             co_await asio::experimental::make_parallel_group(
-                asio::co_spawn(ex, handshake(s, endpoint, select_db), asio::deferred),
+                asio::co_spawn(ex, handshake(s, endpoint, select_db, tls, verify_name),
+                               asio::deferred),
                 deadline.async_wait(asio::deferred))
                 .async_wait(asio::experimental::wait_for_one(), use_awaitable);
         (void)timer_ec;

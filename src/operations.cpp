@@ -21,6 +21,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <tuple>
 
 namespace redlock {
@@ -590,8 +591,21 @@ client_impl::client_impl(asio::any_io_executor ex, redlock::config config)
       cfg(std::move(config)),
       releases_drained(strand, clock::time_point::max())
 {
-    connection_settings settings{cfg.connect_timeout, cfg.reconnect_backoff_min,
-                                 cfg.reconnect_backoff_max, cfg.logger};
+    connection_settings settings;
+    settings.connect_timeout = cfg.connect_timeout;
+    settings.backoff_min = cfg.reconnect_backoff_min;
+    settings.backoff_max = cfg.reconnect_backoff_max;
+    settings.log = cfg.logger;
+    if (std::any_of(cfg.nodes.begin(), cfg.nodes.end(), [](const node& n) { return n.tls; })) {
+        try {
+            settings.tls = make_tls_context(cfg.tls.ca_file, cfg.tls.cert_file, cfg.tls.key_file,
+                                            cfg.tls.verify_peer);
+        } catch (const std::exception& e) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument),
+                                              std::string("config.tls: ") + e.what());
+        }
+        settings.verify_name = cfg.tls.verify_peer;
+    }
     for (const node& n : cfg.nodes) {
         nodes.push_back(std::make_shared<connection>(strand, n, settings));
         subscribers.push_back(std::make_shared<subscriber>(strand, n, settings));

@@ -87,9 +87,10 @@ void subscriber::start_connect()
 asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
 {
     auto self = shared_from_this();
-    asio::generic::stream_protocol::socket fresh(strand_);
+    stream fresh(strand_);
     // Pub/sub channels are not per database: no SELECT.
-    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, false);
+    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, false,
+                                               settings_.tls.get(), settings_.verify_name);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;
     }
@@ -125,7 +126,7 @@ asio::awaitable<void> subscriber::write_loop(std::uint64_t generation)
     while (generation == generation_ && !outbox_.empty()) {
         batch.swap(outbox_);
         outbox_.clear();
-        auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), use_tuple);
+        auto [ec, n] = co_await socket_.write_all(asio::buffer(batch));
         (void)n;
         if (generation != generation_) {
             co_return;
@@ -153,7 +154,7 @@ asio::awaitable<void> subscriber::read_loop(std::uint64_t generation)
             drop_connection();
             co_return;
         }
-        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buf), use_tuple);
+        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
         if (generation != generation_) {
             co_return;
         }
@@ -192,8 +193,7 @@ void subscriber::on_reply(const resp::reply& r)
 void subscriber::drop_connection()
 {
     ++generation_;
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    socket_.close();
     writing_ = false;
     reading_ = false;
     outbox_.clear();

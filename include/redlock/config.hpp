@@ -14,6 +14,20 @@
 
 namespace redlock {
 
+/// TLS for `rediss://` nodes (OpenSSL underneath; nothing of it in these headers).
+struct tls_settings
+{
+    /// CA certificates (PEM) that sign the servers' certificates; empty: the system's.
+    std::string ca_file;
+    /// A client certificate chain and its key (PEM), for servers that verify clients.
+    /// Both or neither.
+    std::string cert_file;
+    std::string key_file;
+    /// Check the server's certificate chain and that it names the node's host (or IP
+    /// address). Turn off only for tests.
+    bool verify_peer = true;
+};
+
 /// What a `redlock::client` connects to. One node gives the single-instance lock; N
 /// independent masters (not replicas of each other) give Redlock with a quorum of N/2+1.
 struct config
@@ -29,6 +43,8 @@ struct config
     std::chrono::milliseconds reconnect_backoff_max{2000};
     /// Where the client's log lines go (see `log_hook`); empty: nowhere.
     log_hook logger{};
+    /// TLS for the `rediss://` nodes.
+    tls_settings tls{};
 
     /// A config with one node per URL (see `node::from_url`), default settings otherwise.
     /// Throws `boost::system::system_error` (`error::invalid_argument`) on a malformed URL.

@@ -7,6 +7,7 @@
 #include <redlock/observability.hpp>
 
 #include "detail/resp.hpp"
+#include "detail/stream.hpp"
 #include "detail/validity.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -45,6 +46,9 @@ struct connection_settings
     std::chrono::milliseconds backoff_min{50};
     std::chrono::milliseconds backoff_max{2000};
     log_hook log;
+    /// For `rediss://` nodes; null when no node uses TLS.
+    std::shared_ptr<boost::asio::ssl::context> tls;
+    bool verify_name = true;
 };
 
 class connection : public std::enable_shared_from_this<connection>
@@ -89,7 +93,7 @@ class connection : public std::enable_shared_from_this<connection>
     node endpoint_;
     std::string name_;
     connection_settings settings_;
-    boost::asio::generic::stream_protocol::socket socket_;
+    stream socket_;
     state state_ = state::disconnected;
     // Bumped whenever a socket is given up, so that loops of an older socket stop.
     std::uint64_t generation_ = 0;

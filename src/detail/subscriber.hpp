@@ -8,6 +8,7 @@
 
 #include "detail/connection.hpp"
 #include "detail/resp.hpp"
+#include "detail/stream.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -49,7 +50,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     boost::asio::any_io_executor strand_;
     node endpoint_;
     connection_settings settings_;
-    boost::asio::generic::stream_protocol::socket socket_;
+    stream socket_;
     enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
     std::uint64_t generation_ = 0;
     bool writing_ = false;

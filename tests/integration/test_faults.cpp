@@ -265,3 +265,76 @@ BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
 }  // namespace redlock::test
+
+namespace redlock::test {
+namespace {
+
+// A CA and a server certificate for 127.0.0.1, made with the openssl command for this test.
+struct test_certificates
+{
+    std::string dir;
+    test_certificates()
+    {
+        dir =
+            std::filesystem::temp_directory_path() / ("redlock-tls-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const std::string script =
+            "cd '" + dir +
+            "' && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext && "
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+            "-keyout ca.key -out ca.crt -days 1 -subj /CN=redlock-test-ca && "
+            "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+            "-keyout server.key -out server.csr -subj /CN=127.0.0.1 && "
+            "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+            "-out server.crt -days 1 -extfile san.ext";
+        BOOST_REQUIRE_MESSAGE(std::system((script + " > openssl.log 2>&1").c_str()) == 0,
+                              "openssl could not make test certificates in " << dir);
+    }
+    ~test_certificates() { std::filesystem::remove_all(dir); }
+};
+
+BOOST_AUTO_TEST_SUITE(tls)
+
+BOOST_AUTO_TEST_CASE(rediss_nodes_lock_over_tls_and_bad_certificates_are_reported)
+{
+    test_certificates certs;
+    const std::uint16_t tls_port = unused_loopback_port();
+    redis_server node({"--tls-port", std::to_string(tls_port), "--tls-cert-file",
+                       certs.dir + "/server.crt", "--tls-key-file", certs.dir + "/server.key",
+                       "--tls-ca-cert-file", certs.dir + "/ca.crt", "--tls-auth-clients", "no"});
+    const std::string url = "rediss://127.0.0.1:" + std::to_string(tls_port);
+    asio::io_context io;
+    {
+        auto cfg = redlock::config::from_urls({url});
+        cfg.tls.ca_file = certs.dir + "/ca.crt";
+        redlock::client c(io.get_executor(), cfg);
+        auto [ec, g] = run(io, try_get(c.make_mutex("over-tls")));
+        BOOST_TEST(!ec);
+        BOOST_TEST((redis_get(node.port(), "over-tls") == g.value()));  // seen over the plain port
+        auto [rec] = run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+        BOOST_TEST(!rec);
+    }
+    {
+        // Without our CA the server's certificate cannot be trusted.
+        redlock::client c(io.get_executor(), redlock::config::from_urls({url}));
+        auto [ec, g] = run(io, try_get(c.make_mutex("untrusted", {.tries = 1})));
+        BOOST_TEST(ec == redlock::error::failed);
+        const std::string detail = g.last_report().nodes.at(0).detail;
+        BOOST_TEST_MESSAGE("untrusted certificate: " << detail);
+        BOOST_TEST((detail.find("TLS handshake failed") != std::string::npos));
+    }
+    {
+        auto cfg = redlock::config::from_urls({url});
+        cfg.tls.ca_file = certs.dir + "/no-such-file.crt";
+        BOOST_CHECK_EXCEPTION(redlock::client(io.get_executor(), cfg), boost::system::system_error,
+                              [](const boost::system::system_error& e) {
+                                  return std::string(e.what()).find("no-such-file.crt") !=
+                                         std::string::npos;
+                              });
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test

@@ -263,13 +263,16 @@ BOOST_AUTO_TEST_CASE(same_server_with_another_db_is_a_duplicate)
     BOOST_TEST(contains(problem, "repeats"), problem);
 }
 
-BOOST_AUTO_TEST_CASE(tls_is_rejected_clearly)
+BOOST_AUTO_TEST_CASE(tls_nodes_are_accepted_and_client_certificates_go_in_pairs)
 {
-    std::string problem = redlock::validate(config::from_urls({"rediss://:s3cr3t@a:7001"}));
-    BOOST_TEST(contains(problem, "config.nodes[0]"), problem);
-    BOOST_TEST(contains(problem, "TLS"), problem);
-    BOOST_TEST(contains(problem, "not support"), problem);
-    BOOST_TEST(!contains(problem, "s3cr3t"), problem);
+    config cfg = config::from_urls({"rediss://:s3cr3t@a:7001"});
+    BOOST_TEST(redlock::validate(cfg).empty());
+    cfg.tls.cert_file = "client.crt";
+    std::string problem = redlock::validate(cfg);
+    BOOST_TEST(contains(problem, "config.tls.cert_file"), problem);
+    BOOST_TEST(contains(problem, "config.tls.key_file"), problem);
+    cfg.tls.key_file = "client.key";
+    BOOST_TEST(redlock::validate(cfg).empty());
 }
 
 BOOST_AUTO_TEST_CASE(unusable_node_fields_are_rejected)
