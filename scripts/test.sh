@@ -12,11 +12,12 @@ ctest --test-dir build --output-on-failure -j 2
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== tests under ASan+UBSan"
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
-    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON
+    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging
 
   echo "== threaded tests under TSan"
-  scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
+  scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread -DREDLOCK_BUILD_BENCH=OFF \
+    -DREDLOCK_BUILD_EXAMPLES=OFF
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
 fi

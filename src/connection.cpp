@@ -50,7 +50,7 @@ connection::connection(asio::any_io_executor strand, node endpoint, connection_s
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
       name_(endpoint_.endpoint()),
-      settings_(settings),
+      settings_(std::move(settings)),
       socket_(strand_),
       backoff_(settings.backoff_min)
 {
@@ -242,7 +242,7 @@ void connection::start_reader()
 // io_context::run can return.
 asio::awaitable<void> connection::read_loop(std::uint64_t generation)
 {
-    std::array<char, 16 * 1024> buf;
+    std::array<char, std::size_t{16} * 1024> buf;
     while (generation == generation_ && !in_flight_.empty()) {
         while (!in_flight_.empty()) {
             auto reply = decoder_.next();

@@ -48,7 +48,7 @@ class finish
 
     executor_type get_executor() const noexcept { return executor_; }
 
-    void operator()(std::exception_ptr e, std::tuple<error_code, Ts...> result)
+    void operator()(const std::exception_ptr& e, std::tuple<error_code, Ts...> result)
     {
         if (e) {
             // The operations catch what they expect; anything else (bad_alloc) is reported,
@@ -565,7 +565,7 @@ void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h)
 }
 
 // The release a destructor schedules: nobody awaits it, the client counts it.
-void release_in_background(std::shared_ptr<lock_state> l)
+void release_in_background(const std::shared_ptr<lock_state>& l)
 {
     if (!l || !l->owns.exchange(false)) {
         return;
@@ -578,14 +578,14 @@ void release_in_background(std::shared_ptr<lock_state> l)
             note_released(*l);
             co_await run_guard_round(l, release_round(*l));
         }(l),
-        [c](std::exception_ptr) {
+        [c](const std::exception_ptr&) {
             if (--c->background_releases == 0) {
                 c->releases_drained.cancel();
             }
         });
 }
 
-client_impl::client_impl(asio::any_io_executor ex, redlock::config config)
+client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config)
     : executor(ex),
       strand(asio::make_strand(ex)),
       cfg(std::move(config)),

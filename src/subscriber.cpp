@@ -14,7 +14,6 @@
 namespace redlock::detail {
 
 namespace asio = boost::asio;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 std::string release_channel(std::string_view key)
 {
@@ -24,7 +23,7 @@ std::string release_channel(std::string_view key)
 subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings)
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
-      settings_(settings),
+      settings_(std::move(settings)),
       socket_(strand_)
 {
 }

@@ -69,8 +69,8 @@ class client
     auto async_shutdown(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, std::shared_ptr<detail::client_impl> c) {
-                detail::initiate_shutdown(std::move(c), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::client_impl>& c) {
+                detail::initiate_shutdown(c, std::move(handler));
             },
             token, impl_);
     }

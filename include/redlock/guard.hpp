@@ -77,8 +77,8 @@ class guard
     auto async_wait_lost(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, std::shared_ptr<detail::lock_state> s) {
-                detail::initiate_wait_lost(std::move(s), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
+                detail::initiate_wait_lost(s, std::move(handler));
             },
             token, state_);
     }
@@ -94,8 +94,8 @@ class guard
     auto async_release(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, std::shared_ptr<detail::lock_state> s) {
-                detail::initiate_release(std::move(s), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
+                detail::initiate_release(s, std::move(handler));
             },
             token, state_);
     }
@@ -112,8 +112,8 @@ class guard
     auto async_extend(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, std::shared_ptr<detail::lock_state> s) {
-                detail::initiate_extend(std::move(s), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
+                detail::initiate_extend(s, std::move(handler));
             },
             token, state_);
     }
@@ -129,8 +129,8 @@ class guard
     auto async_valid(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, bool)>(
-            [](auto handler, std::shared_ptr<detail::lock_state> s) {
-                detail::initiate_valid(std::move(s), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
+                detail::initiate_valid(s, std::move(handler));
             },
             token, state_);
     }

@@ -55,8 +55,8 @@ class mutex
     auto async_acquire(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, std::shared_ptr<detail::mutex_state> s) {
-                detail::initiate_acquire(std::move(s), false, std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
+                detail::initiate_acquire(s, false, std::move(handler));
             },
             token, state_);
     }
@@ -69,8 +69,8 @@ class mutex
     auto async_try_acquire(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, std::shared_ptr<detail::mutex_state> s) {
-                detail::initiate_acquire(std::move(s), true, std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
+                detail::initiate_acquire(s, true, std::move(handler));
             },
             token, state_);
     }

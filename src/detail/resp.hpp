@@ -38,7 +38,7 @@ class decoder
   public:
     /// Buffered bytes beyond this are treated as a protocol error, so that a hostile bulk
     /// length cannot make the client allocate without bound.
-    static constexpr std::size_t default_max_buffer = 64 * 1024 * 1024;
+    static constexpr std::size_t default_max_buffer = std::size_t{64} * 1024 * 1024;
 
     explicit decoder(std::size_t max_buffer = default_max_buffer);
     ~decoder();

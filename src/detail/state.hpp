@@ -26,7 +26,7 @@ namespace redlock::detail {
 class client_impl
 {
   public:
-    client_impl(boost::asio::any_io_executor ex, redlock::config cfg);
+    client_impl(const boost::asio::any_io_executor& ex, redlock::config cfg);
 
     /// The executor the user gave; completions without an executor of their own run here.
     boost::asio::any_io_executor executor;

@@ -1,0 +1,84 @@
+#pragma once
+
+// Scenario (d), the servers' bound: the lock protocol's command mix (SET key value NX PX
+// expiry, then the compare-and-delete script by EVALSHA, on every node) sent raw over plain
+// Asio sockets, with a fixed pipeline depth, and no lock logic at all. Whatever the library
+// reaches is then read as a share of what the same servers do for the same commands in the
+// same run.
+
+#include "util.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bench {
+
+/// A TCP node and what its handshake needs.
+struct raw_node
+{
+    std::string host;
+    std::uint16_t port = 0;
+    std::string username;
+    std::string password;
+    int db = 0;
+};
+
+/// Parses a redis:// URL with the library's own parser; throws std::runtime_error for unix
+/// sockets and TLS, which the raw sender does not speak.
+raw_node raw_node_from_url(const std::string& url);
+
+/// One command, blocking (set-up only): the reply's text ("OK", the bulk string, the
+/// integer's digits). Throws std::runtime_error on an error reply or I/O failure.
+std::string raw_request(const raw_node& n, std::initializer_list<std::string_view> args);
+
+/// SCRIPT LOAD of the release script (the same text as the library's) on every node;
+/// returns its SHA-1.
+std::string load_release_script(const std::vector<raw_node>& nodes);
+
+struct raw_throughput_figures
+{
+    int depth = 1;
+    int connections_per_node = 1;
+    double seconds = 0;
+    std::int64_t commands = 0;
+    double commands_per_s = 0;
+    /// Commands per second / (2 x nodes): SET NX PX + compare-and-delete on every node.
+    double cycles_per_s = 0;
+    /// Round trip of one pipelined batch (depth commands) on one connection.
+    samples batch_latency;
+    double client_cores = 0;
+    double servers_cores = -1;
+    /// Replies checked: every SET answered OK and every delete 1, no error reply.
+    bool replies_as_expected = true;
+};
+
+/// `connections_per_node` connections to each node, all driven at once; each sends
+/// `depth` commands (depth/2 keys, SET then delete each; depth 1 alternates the two), waits
+/// for all replies, and repeats.
+raw_throughput_figures raw_throughput(const std::vector<raw_node>& nodes, const std::string& sha,
+                                      int depth, int connections_per_node, clock::duration warmup,
+                                      clock::duration measure, const std::string& key_prefix,
+                                      const std::vector<int>& server_pids);
+
+struct raw_latency_figures
+{
+    /// One node, one connection, one command at a time.
+    samples node_set;
+    samples node_delete;
+    /// All nodes at once, one connection each: the command written to every node, then
+    /// the replies awaited. Until the quorum's reply (the least an acquire can take) and
+    /// until every reply (the least a release can take).
+    samples round_set_quorum;
+    samples round_set;
+    samples round_delete;
+};
+
+/// Round trips without load: half of `measure` on one node, half as all-node rounds.
+raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::string& sha,
+                                clock::duration warmup, clock::duration measure,
+                                const std::string& key_prefix);
+
+}  // namespace bench

@@ -1,0 +1,734 @@
+#include "scenarios.hpp"
+
+#include "raw.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <random>
+#include <tuple>
+#include <utility>
+
+namespace bench {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+void rethrow(std::exception_ptr e)
+{
+    if (e) {
+        std::rethrow_exception(e);
+    }
+}
+
+asio::awaitable<void> sleep_until(clock::time_point t)
+{
+    asio::steady_timer timer(co_await asio::this_coro::executor, t);
+    co_await timer.async_wait(asio::deferred);
+}
+
+asio::awaitable<void> sleep_for(clock::duration d)
+{
+    co_await sleep_until(clock::now() + d);
+}
+
+// The driver waits for the workers it started. Single-threaded io_context: no locking.
+class join_counter
+{
+  public:
+    explicit join_counter(asio::io_context& io) : timer_(io, clock::time_point::max()) {}
+    void add(std::size_t n) { running_ += n; }
+    void done()
+    {
+        if (--running_ == 0) {
+            timer_.cancel();
+        }
+    }
+    asio::awaitable<void> wait()
+    {
+        while (running_ > 0) {
+            co_await timer_.async_wait(asio::as_tuple(asio::deferred));
+        }
+    }
+
+  private:
+    std::size_t running_ = 0;
+    asio::steady_timer timer_;
+};
+
+asio::awaitable<void> shutdown(redlock::client& c)
+{
+    auto [ec] = co_await c.async_shutdown(asio::as_tuple(asio::deferred));
+    if (ec) {
+        say("warning: client shutdown: " + ec.message());
+    }
+}
+
+// The library's watchdog, where it has one (options::auto_extend): found at compile time so
+// that the benchmark builds against versions with and without it.
+template <class O>
+concept has_auto_extend = requires(O o)
+{
+    o.auto_extend = true;
+};
+
+template <class O>
+bool enable_auto_extend(O& o)
+{
+    if constexpr (has_auto_extend<O>) {
+        o.auto_extend = true;
+        return true;
+    } else {
+        return false;
+    }
+}
+
+double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
+std::string ratio_text(double r)
+{
+    return r > 0 ? strf("%.2f", r) : std::string("-");
+}
+
+// Server CPU is unknown (negative) when the servers were given with --nodes.
+std::string cores_text(double cores)
+{
+    return cores < 0 ? std::string("(unknown)") : strf("%.2f", cores);
+}
+
+}  // namespace
+
+bool library_has_watchdog()
+{
+    return has_auto_extend<redlock::options>;
+}
+
+// ---------------------------------------------------------------------------------------
+// (d) server
+
+server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
+                        const std::vector<int>& connection_counts)
+{
+    std::vector<raw_node> nodes;
+    for (const auto& url : rs.urls) {
+        nodes.push_back(raw_node_from_url(url));
+    }
+    const std::string sha = load_release_script(nodes);
+    server_bound b;
+
+    auto lat = raw_latency(nodes, sha, rs.warmup, rs.duration, rs.key_prefix + ":raw");
+    b.node_set_p50_us = lat.node_set.percentile_us(50);
+    b.round_set_quorum_p50_us = lat.round_set_quorum.percentile_us(50);
+    b.round_delete_p50_us = lat.round_delete.percentile_us(50);
+    say(
+        strf("server round trips, no load: one node SET NX PX p50 %.0f us, compare-and-delete "
+             "p50 %.0f us; all %zu nodes at once: SET to the quorum's reply p50 %.0f us, to the "
+             "last p50 %.0f us, compare-and-delete to the last p50 %.0f us",
+             b.node_set_p50_us, lat.node_delete.percentile_us(50), nodes.size(),
+             b.round_set_quorum_p50_us, lat.round_set.percentile_us(50), b.round_delete_p50_us));
+    result(json()
+               .add("scenario", "server")
+               .add("measure", "latency")
+               .add("nodes", nodes.size())
+               .add("node_set_us", latency_json(lat.node_set))
+               .add("node_delete_us", latency_json(lat.node_delete))
+               .add("round_set_quorum_us", latency_json(lat.round_set_quorum))
+               .add("round_set_us", latency_json(lat.round_set))
+               .add("round_delete_us", latency_json(lat.round_delete)));
+
+    for (int connections : connection_counts) {
+        for (int depth : depths) {
+            auto f =
+                raw_throughput(nodes, sha, depth, connections, rs.warmup, rs.duration,
+                               rs.key_prefix + ":raw:" + std::to_string(depth), rs.server_pids);
+            double& slot = depth == 1 ? b.unpipelined_cycles_per_s : b.pipelined_cycles_per_s;
+            slot = std::max(slot, f.cycles_per_s);
+            say(strf(
+                "server bound, depth %d, %d connection(s) per node: %s commands/s = %s "
+                "cycles/s (SET NX PX + compare-and-delete on %zu nodes), batch p50 %.0f us; "
+                "client %.2f cores, servers %s cores%s",
+                depth, connections, grouped(f.commands_per_s).c_str(),
+                grouped(f.cycles_per_s).c_str(), nodes.size(), f.batch_latency.percentile_us(50),
+                f.client_cores, cores_text(f.servers_cores).c_str(),
+                f.replies_as_expected ? "" : "; WARNING: unexpected replies"));
+            if (!f.replies_as_expected) {
+                note_failure("server: the raw sender got replies other than OK and 1");
+            }
+            result(json()
+                       .add("scenario", "server")
+                       .add("measure", "throughput")
+                       .add("nodes", nodes.size())
+                       .add("depth", depth)
+                       .add("connections_per_node", connections)
+                       .add("duration_s", f.seconds)
+                       .add("commands", f.commands)
+                       .add("commands_per_s", f.commands_per_s)
+                       .add("cycles_per_s", f.cycles_per_s)
+                       .add("batch_us", latency_json(f.batch_latency))
+                       .add("client_cores", f.client_cores)
+                       .add("servers_cores", f.servers_cores)
+                       .add("replies_as_expected", f.replies_as_expected));
+        }
+    }
+    return b;
+}
+
+// ---------------------------------------------------------------------------------------
+// (a) uncontended
+
+void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound)
+{
+    asio::io_context io;
+    redlock::client client(io.get_executor(), redlock::config::from_urls(rs.urls));
+    struct shared_state
+    {
+        bool stop = false;
+        bool measuring = false;
+        std::int64_t cycles = 0;
+        std::int64_t acquire_errors = 0;
+        std::int64_t release_errors = 0;
+        std::string first_error;
+        samples acquire;
+        samples release;
+    } sh;
+    join_counter workers(io);
+    cpu_meter cpu(rs.server_pids);
+    clock::time_point t0, t1;
+
+    auto worker = [&](redlock::mutex m) -> asio::awaitable<void> {
+        while (!sh.stop) {
+            const auto a = clock::now();
+            auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
+            const auto b = clock::now();
+            if (ec) {
+                if (sh.acquire_errors++ == 0) {
+                    sh.first_error = ec.message() + "\n" + g.last_report().to_string();
+                }
+                co_await sleep_for(10ms);
+                continue;
+            }
+            auto [rec] = co_await g.async_release(asio::as_tuple(asio::deferred));
+            const auto c = clock::now();
+            if (rec) {
+                if (sh.release_errors++ == 0) {
+                    sh.first_error = rec.message() + "\n" + g.last_report().to_string();
+                }
+            }
+            if (sh.measuring) {
+                ++sh.cycles;
+                sh.acquire.add(b - a);
+                sh.release.add(c - b);
+            }
+        }
+        workers.done();
+    };
+
+    workers.add(static_cast<std::size_t>(concurrency));
+    for (int i = 0; i < concurrency; ++i) {
+        auto m = client.make_mutex(rs.key_prefix + ":u" + std::to_string(concurrency) + ":" +
+                                   std::to_string(i));
+        asio::co_spawn(io, worker(std::move(m)), rethrow);
+    }
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            co_await sleep_for(rs.warmup);
+            sh.measuring = true;
+            t0 = clock::now();
+            cpu.start();
+            co_await sleep_for(rs.duration);
+            sh.measuring = false;
+            t1 = clock::now();
+            cpu.stop();
+            sh.stop = true;
+            co_await workers.wait();
+            co_await shutdown(client);
+        },
+        rethrow);
+    io.run();
+
+    const double secs = seconds(t1 - t0);
+    const double rate = static_cast<double>(sh.cycles) / secs;
+    const double vs_pipelined = ratio(rate, bound.pipelined_cycles_per_s);
+    const double vs_unpipelined = ratio(rate, bound.unpipelined_cycles_per_s);
+    const double p50 = sh.acquire.percentile_us(50);
+    say(
+        strf("uncontended C=%d: %s cycles/s (%s of the pipelined server bound, %s of the "
+             "unpipelined), acquire p50 %.0f us p99 %.0f us p99.9 %.0f us (%s x the raw %zu-node "
+             "quorum round), release p50 %.0f us; errors %lld/%lld; client %.2f cores, servers %s "
+             "cores",
+             concurrency, grouped(rate).c_str(), ratio_text(vs_pipelined).c_str(),
+             ratio_text(vs_unpipelined).c_str(), p50, sh.acquire.percentile_us(99),
+             sh.acquire.percentile_us(99.9),
+             ratio_text(ratio(p50, bound.round_set_quorum_p50_us)).c_str(), rs.urls.size(),
+             sh.release.percentile_us(50), static_cast<long long>(sh.acquire_errors),
+             static_cast<long long>(sh.release_errors), cpu.client_cores(),
+             cores_text(cpu.servers_cores()).c_str()));
+    if (!sh.first_error.empty()) {
+        say("first error: " + sh.first_error);
+    }
+    if (sh.acquire_errors + sh.release_errors > 0) {
+        note_failure(strf("uncontended C=%d: %lld acquire and %lld release errors", concurrency,
+                          static_cast<long long>(sh.acquire_errors),
+                          static_cast<long long>(sh.release_errors)));
+    }
+    result(json()
+               .add("scenario", "uncontended")
+               .add("concurrency", concurrency)
+               .add("nodes", rs.urls.size())
+               .add("duration_s", secs)
+               .add("cycles", sh.cycles)
+               .add("cycles_per_s", rate)
+               .add("acquire_us", latency_json(sh.acquire))
+               .add("release_us", latency_json(sh.release))
+               .add("acquire_errors", sh.acquire_errors)
+               .add("release_errors", sh.release_errors)
+               .add("client_cores", cpu.client_cores())
+               .add("servers_cores", cpu.servers_cores())
+               .add("vs_server_pipelined", vs_pipelined)
+               .add("vs_server_unpipelined", vs_unpipelined)
+               .add("acquire_p50_vs_raw_round", ratio(p50, bound.round_set_quorum_p50_us))
+               .add("release_p50_vs_raw_round",
+                    ratio(sh.release.percentile_us(50), bound.round_delete_p50_us)));
+}
+
+// ---------------------------------------------------------------------------------------
+// (b) contended
+
+std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hold, retry_kind retry,
+                           bool separate_clients, const server_bound& bound)
+{
+    asio::io_context io;
+    std::vector<redlock::client> clients;
+    for (int i = 0; i < (separate_clients ? workers : 1); ++i) {
+        clients.emplace_back(io.get_executor(), redlock::config::from_urls(rs.urls));
+    }
+    redlock::options opts;
+    opts.tries = 1'000'000;  // a worker waits as long as it takes; the run's end stops it
+    std::string retry_name = "random 50-250 ms (library default)";
+    if (retry == retry_kind::fast) {
+        opts.retry_delay = [](int) {
+            thread_local std::mt19937 engine{std::random_device{}()};
+            return milliseconds(std::uniform_int_distribution<int>(1, 5)(engine));
+        };
+        retry_name = "random 1-5 ms";
+    }
+    const std::string retry_tag = retry == retry_kind::fast ? "fast" : "default";
+    const std::string key = rs.key_prefix + ":c:" + retry_tag + (separate_clients ? ":s" : ":1");
+
+    // One record per acquisition, in the order the lock changed hands.
+    struct record
+    {
+        int worker;
+        clock::time_point acquired;
+        clock::time_point release_start;
+        clock::time_point release_done;
+    };
+    struct shared_state
+    {
+        bool stop = false;
+        int holders = 0;  // in the critical section right now: never more than 1
+        std::int64_t violations = 0;
+        std::int64_t overran_validity = 0;
+        std::int64_t acquire_errors = 0;
+        std::int64_t release_errors = 0;
+        std::string first_error;
+        std::vector<record> records;
+    } sh;
+    join_counter running(io);
+    cpu_meter cpu(rs.server_pids);
+    clock::time_point t0, t1;
+
+    auto worker = [&](int w, redlock::mutex m) -> asio::awaitable<void> {
+        asio::steady_timer timer(co_await asio::this_coro::executor);
+        while (!sh.stop) {
+            auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
+            const auto acquired = clock::now();
+            if (ec) {
+                if (sh.acquire_errors++ == 0) {
+                    sh.first_error = ec.message() + "\n" + g.last_report().to_string();
+                }
+                continue;
+            }
+            if (++sh.holders != 1) {
+                ++sh.violations;
+            }
+            const std::size_t index = sh.records.size();
+            sh.records.push_back({w, acquired, {}, {}});
+            timer.expires_after(hold);
+            co_await timer.async_wait(asio::deferred);
+            const auto leaving = clock::now();
+            if (leaving >= g.until()) {
+                ++sh.overran_validity;
+            }
+            --sh.holders;
+            sh.records[index].release_start = leaving;
+            auto [rec] = co_await g.async_release(asio::as_tuple(asio::deferred));
+            sh.records[index].release_done = clock::now();
+            if (rec && sh.release_errors++ == 0) {
+                sh.first_error = rec.message() + "\n" + g.last_report().to_string();
+            }
+        }
+        running.done();
+    };
+
+    running.add(static_cast<std::size_t>(workers));
+    for (int w = 0; w < workers; ++w) {
+        auto& c = clients[separate_clients ? static_cast<std::size_t>(w) : 0];
+        asio::co_spawn(io, worker(w, c.make_mutex(key, opts)), rethrow);
+    }
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            co_await sleep_for(rs.warmup);
+            t0 = clock::now();
+            cpu.start();
+            co_await sleep_for(rs.duration);
+            t1 = clock::now();
+            cpu.stop();
+            sh.stop = true;
+            co_await running.wait();
+            for (auto& c : clients) {
+                co_await shutdown(c);
+            }
+        },
+        rethrow);
+    io.run();
+
+    // Figures over the acquisitions made inside the window.
+    const double secs = seconds(t1 - t0);
+    std::vector<std::int64_t> per_worker(static_cast<std::size_t>(workers), 0);
+    std::int64_t acquisitions = 0;
+    std::int64_t handoffs = 0;
+    samples gap_done;   // previous holder's release completed -> this acquire completed
+    samples gap_start;  // previous holder left the critical section -> this acquire completed
+    samples handoff_gap_done;  // the same, for acquisitions by another worker only
+    samples handoff_gap_start;
+    samples held_for;
+    for (std::size_t i = 0; i < sh.records.size(); ++i) {
+        const record& r = sh.records[i];
+        if (r.acquired < t0 || r.acquired >= t1) {
+            continue;
+        }
+        ++acquisitions;
+        ++per_worker[static_cast<std::size_t>(r.worker)];
+        held_for.add(r.release_start - r.acquired);
+        if (i > 0) {
+            const record& prev = sh.records[i - 1];
+            gap_done.add(r.acquired - prev.release_done);
+            gap_start.add(r.acquired - prev.release_start);
+            if (prev.worker != r.worker) {
+                ++handoffs;
+                handoff_gap_done.add(r.acquired - prev.release_done);
+                handoff_gap_start.add(r.acquired - prev.release_start);
+            }
+        }
+    }
+    const double rate = static_cast<double>(acquisitions) / secs;
+    const double handoff_rate = static_cast<double>(handoffs) / secs;
+    const double ceiling = held_for.empty() ? 0.0 : 1e6 / held_for.mean_us();
+    const auto [min_it, max_it] = std::minmax_element(per_worker.begin(), per_worker.end());
+    say(
+        strf("contended %d workers, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
+             "hold's ceiling %s/s), %.1f handoffs/s; gap after release done mean %.0f us p50 %.0f "
+             "us (after release start: mean %.0f p50 %.0f us = %s node round trips), at handoffs "
+             "p50 %.0f us (after release start %.0f us = %s quorum rounds); per worker min %lld "
+             "max %lld; acquire "
+             "errors %lld; mutual-exclusion violations %lld",
+             workers, static_cast<long long>(hold.count()), retry_name.c_str(),
+             separate_clients ? "a client per worker" : "one shared client", grouped(rate).c_str(),
+             ratio_text(ratio(rate, ceiling)).c_str(), grouped(ceiling).c_str(), handoff_rate,
+             gap_done.mean_us(), gap_done.percentile_us(50), gap_start.mean_us(),
+             gap_start.percentile_us(50),
+             ratio_text(ratio(gap_start.percentile_us(50), bound.node_set_p50_us)).c_str(),
+             handoff_gap_done.percentile_us(50), handoff_gap_start.percentile_us(50),
+             ratio_text(ratio(handoff_gap_start.percentile_us(50), bound.round_set_quorum_p50_us))
+                 .c_str(),
+             static_cast<long long>(*min_it), static_cast<long long>(*max_it),
+             static_cast<long long>(sh.acquire_errors), static_cast<long long>(sh.violations)));
+    if (!sh.first_error.empty()) {
+        say("first error: " + sh.first_error);
+    }
+    if (sh.violations != 0) {
+        note_failure("MUTUAL EXCLUSION VIOLATED: two workers were in the critical section at once");
+    }
+    if (sh.acquire_errors + sh.release_errors > 0) {
+        note_failure(strf("contended: %lld acquire and %lld release errors",
+                          static_cast<long long>(sh.acquire_errors),
+                          static_cast<long long>(sh.release_errors)));
+    }
+    result(json()
+               .add("scenario", "contended")
+               .add("workers", workers)
+               .add("hold_ms", hold.count())
+               .add("retry", retry_tag)
+               .add("retry_delay", retry_name)
+               .add("clients", separate_clients ? "separate" : "shared")
+               .add("nodes", rs.urls.size())
+               .add("duration_s", secs)
+               .add("acquisitions", acquisitions)
+               .add("acquisitions_per_s", rate)
+               .add("hold_us", latency_json(held_for))
+               .add("hold_ceiling_per_s", ceiling)
+               .add("vs_hold_ceiling", ratio(rate, ceiling))
+               .add("handoffs", handoffs)
+               .add("handoffs_per_s", handoff_rate)
+               .add("gap_after_release_done_us", latency_json(gap_done))
+               .add("gap_after_release_start_us", latency_json(gap_start))
+               .add("gap_p50_in_node_round_trips",
+                    ratio(gap_start.percentile_us(50), bound.node_set_p50_us))
+               .add("handoff_gap_after_release_done_us", latency_json(handoff_gap_done))
+               .add("handoff_gap_after_release_start_us", latency_json(handoff_gap_start))
+               .add("handoff_gap_p50_in_node_round_trips",
+                    ratio(handoff_gap_start.percentile_us(50), bound.node_set_p50_us))
+               .add("handoff_gap_p50_in_quorum_rounds",
+                    ratio(handoff_gap_start.percentile_us(50), bound.round_set_quorum_p50_us))
+               .add("per_worker", per_worker)
+               .add("per_worker_min", *min_it)
+               .add("per_worker_max", *max_it)
+               .add("acquire_errors", sh.acquire_errors)
+               .add("release_errors", sh.release_errors)
+               .add("overran_validity", sh.overran_validity)
+               .add("violations", sh.violations)
+               .add("client_cores", cpu.client_cores())
+               .add("servers_cores", cpu.servers_cores()));
+    return sh.violations;
+}
+
+// ---------------------------------------------------------------------------------------
+// (c) held
+
+void run_held(const run_settings& rs, int k, milliseconds expiry, bool watchdog)
+{
+    asio::io_context io;
+    redlock::client client(io.get_executor(), redlock::config::from_urls(rs.urls));
+    redlock::options opts;
+    opts.expiry = expiry;
+    opts.tries = 3;
+    if (watchdog && !enable_auto_extend(opts)) {
+        throw std::runtime_error("--watchdog: this version of the library has no watchdog");
+    }
+    const auto period = std::chrono::duration_cast<clock::duration>(expiry) / 3;
+    // With the library's watchdog the hold must span a whole period: its extensions are due
+    // one period after each acquisition. Our own extender spreads them evenly instead.
+    const auto hold = watchdog ? std::max<clock::duration>(rs.duration, period + 1s) : rs.duration;
+    constexpr int acquirers = 256;
+    constexpr int extenders = 64;
+
+    struct shared_state
+    {
+        std::size_t next = 0;
+        std::int64_t acquire_errors = 0;
+        std::int64_t extends = 0;
+        std::int64_t extend_errors = 0;
+        std::int64_t release_errors = 0;
+        std::string first_error;
+        samples extend_latency;
+    } sh;
+    const auto ku = static_cast<std::size_t>(k);
+    std::vector<redlock::guard> guards;
+    long rss_before = 0, rss_held = 0, rss_after_hold = 0;
+    double acquire_s = 0, release_s = 0;
+    std::int64_t still_owned = 0;
+    cpu_meter cpu(rs.server_pids);
+    clock::time_point hold_start, hold_end, hold_done;
+    auto note_error = [&](const std::string& what) {
+        if (sh.first_error.empty()) {
+            sh.first_error = what;
+        }
+    };
+
+    auto acquirer = [&](join_counter& j) -> asio::awaitable<void> {
+        while (sh.next < ku) {
+            const std::size_t i = sh.next++;
+            auto m = client.make_mutex(rs.key_prefix + ":h:" + std::to_string(i), opts);
+            auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
+            if (ec) {
+                ++sh.acquire_errors;
+                note_error(ec.message() + "\n" + g.last_report().to_string());
+            } else {
+                guards[i] = std::move(g);
+            }
+        }
+        j.done();
+    };
+    // Extends guard i at hold_start + period * (i / k + n) for n = 0, 1, ...: the steady
+    // rate of k / period extensions, spread evenly from the first instant of the hold.
+    auto extender = [&](std::size_t first, join_counter& j) -> asio::awaitable<void> {
+        asio::steady_timer timer(co_await asio::this_coro::executor);
+        for (std::int64_t round = 0;; ++round) {
+            for (std::size_t i = first; i < ku; i += extenders) {
+                const auto due = hold_start + period * round +
+                                 clock::duration(period.count() * static_cast<std::int64_t>(i) /
+                                                 static_cast<std::int64_t>(k));
+                if (due >= hold_end) {
+                    j.done();
+                    co_return;
+                }
+                timer.expires_at(due);
+                co_await timer.async_wait(asio::as_tuple(asio::deferred));
+                if (!guards[i].owns_lock()) {
+                    continue;
+                }
+                const auto t = clock::now();
+                auto [ec] = co_await guards[i].async_extend(asio::as_tuple(asio::deferred));
+                sh.extend_latency.add(clock::now() - t);
+                if (ec) {
+                    ++sh.extend_errors;
+                    note_error("extend: " + ec.message());
+                } else {
+                    ++sh.extends;
+                }
+            }
+        }
+    };
+    auto releaser = [&](join_counter& j) -> asio::awaitable<void> {
+        while (sh.next < ku) {
+            const std::size_t i = sh.next++;
+            if (guards[i].owns_lock()) {
+                auto [ec] = co_await guards[i].async_release(asio::as_tuple(asio::deferred));
+                if (ec) {
+                    ++sh.release_errors;
+                    note_error("release: " + ec.message());
+                }
+            }
+        }
+        j.done();
+    };
+
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            {
+                // Opens the connections, so that the baseline includes them.
+                auto warm = client.make_mutex(rs.key_prefix + ":h:warm-up", opts);
+                auto g = co_await warm.acquire();
+                co_await g.release();
+            }
+            rss_before = rss_kib();
+            guards.resize(ku);
+
+            auto start = clock::now();
+            {
+                join_counter j(io);
+                j.add(acquirers);
+                for (int a = 0; a < acquirers; ++a) {
+                    asio::co_spawn(io, acquirer(j), rethrow);
+                }
+                co_await j.wait();
+            }
+            acquire_s = seconds(clock::now() - start);
+            rss_held = rss_kib();
+
+            hold_start = clock::now();
+            hold_end = hold_start + hold;
+            cpu.start();
+            if (watchdog) {
+                co_await sleep_until(hold_end);
+            } else {
+                join_counter j(io);
+                j.add(extenders);
+                for (std::size_t e = 0; e < static_cast<std::size_t>(extenders); ++e) {
+                    asio::co_spawn(io, extender(e, j), rethrow);
+                }
+                co_await j.wait();
+            }
+            hold_done = clock::now();
+            cpu.stop();
+            rss_after_hold = rss_kib();
+            const auto now = clock::now();
+            for (const auto& g : guards) {
+                if (g.owns_lock() && g.until() > now) {
+                    ++still_owned;
+                }
+            }
+
+            start = clock::now();
+            sh.next = 0;
+            {
+                join_counter j(io);
+                j.add(acquirers);
+                for (int a = 0; a < acquirers; ++a) {
+                    asio::co_spawn(io, releaser(j), rethrow);
+                }
+                co_await j.wait();
+            }
+            release_s = seconds(clock::now() - start);
+            guards.clear();
+            co_await shutdown(client);
+        },
+        rethrow);
+    io.run();
+
+    const double held_bytes = static_cast<double>(rss_held - rss_before) * 1024.0;
+    const double per_guard = held_bytes / static_cast<double>(k);
+    const double hold_s = seconds(hold_done - hold_start);
+    const double extend_rate = static_cast<double>(sh.extends) / hold_s;
+    const double cpu_per_extend_us =
+        sh.extends > 0 ? cpu.client_cores() * hold_s * 1e6 / static_cast<double>(sh.extends) : 0.0;
+    say(
+        strf("held K=%d, expiry %lld s, %s: acquired in %.2f s (%s/s, %lld failed), client RSS "
+             "+%s KiB = %.0f bytes per guard; hold %.1f s: %s extensions (%s/s, %lld failed, p50 "
+             "%.0f us), client %.3f cores (%.1f us CPU per extension), servers %s cores, RSS "
+             "then +%s KiB; %lld of %d still owned and valid; released in %.2f s (%lld failed)",
+             k, static_cast<long long>(expiry.count() / 1000),
+             watchdog ? "library watchdog" : "extended by the benchmark every expiry/3", acquire_s,
+             grouped(k / acquire_s).c_str(), static_cast<long long>(sh.acquire_errors),
+             grouped(static_cast<double>(rss_held - rss_before)).c_str(), per_guard, hold_s,
+             grouped(static_cast<double>(sh.extends)).c_str(), grouped(extend_rate).c_str(),
+             static_cast<long long>(sh.extend_errors), sh.extend_latency.percentile_us(50),
+             cpu.client_cores(), cpu_per_extend_us, cores_text(cpu.servers_cores()).c_str(),
+             grouped(static_cast<double>(rss_after_hold - rss_before)).c_str(),
+             static_cast<long long>(still_owned), k, release_s,
+             static_cast<long long>(sh.release_errors)));
+    if (!sh.first_error.empty()) {
+        say("first error: " + sh.first_error);
+    }
+    if (sh.acquire_errors + sh.extend_errors + sh.release_errors > 0 || still_owned != k) {
+        note_failure(strf(
+            "held: %lld acquire, %lld extend and %lld release errors, %lld of %d "
+            "still owned",
+            static_cast<long long>(sh.acquire_errors), static_cast<long long>(sh.extend_errors),
+            static_cast<long long>(sh.release_errors), static_cast<long long>(still_owned), k));
+    }
+    result(json()
+               .add("scenario", "held")
+               .add("k", k)
+               .add("expiry_ms", expiry.count())
+               .add("extended_by", watchdog ? "watchdog" : "benchmark")
+               .add("nodes", rs.urls.size())
+               .add("acquire_s", acquire_s)
+               .add("acquire_per_s", k / acquire_s)
+               .add("acquire_errors", sh.acquire_errors)
+               .add("rss_before_kib", rss_before)
+               .add("rss_held_kib", rss_held)
+               .add("bytes_per_guard", per_guard)
+               .add("hold_s", hold_s)
+               .add("extends", sh.extends)
+               .add("extends_per_s", extend_rate)
+               .add("extend_errors", sh.extend_errors)
+               .add("extend_us", latency_json(sh.extend_latency))
+               .add("client_cores", cpu.client_cores())
+               .add("cpu_us_per_extend", cpu_per_extend_us)
+               .add("servers_cores", cpu.servers_cores())
+               .add("rss_after_hold_kib", rss_after_hold)
+               .add("still_owned", still_owned)
+               .add("release_s", release_s)
+               .add("release_errors", sh.release_errors));
+}
+
+}  // namespace bench

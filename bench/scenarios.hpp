@@ -1,0 +1,69 @@
+#pragma once
+
+// The benchmark's scenarios. Each prints one line for people and one `RESULT {json}` line
+// per parameter set.
+
+#include "util.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+/// What every scenario needs to know about the run.
+struct run_settings
+{
+    std::vector<std::string> urls;
+    /// The redis-server processes when this program started them (for their CPU time);
+    /// empty with --nodes.
+    std::vector<int> server_pids;
+    clock::duration duration = std::chrono::seconds(5);
+    clock::duration warmup = std::chrono::milliseconds(500);
+    /// Keys of this run start with it, so that runs never meet each other's keys.
+    std::string key_prefix;
+};
+
+/// The servers' figures measured by scenario `server` in this run; zero when it did not run.
+struct server_bound
+{
+    double pipelined_cycles_per_s = 0;
+    double unpipelined_cycles_per_s = 0;
+    /// One node, SET NX PX, one at a time.
+    double node_set_p50_us = 0;
+    /// SET NX PX on every node at once, until the quorum's reply.
+    double round_set_quorum_p50_us = 0;
+    /// Compare-and-delete on every node at once, until every reply.
+    double round_delete_p50_us = 0;
+};
+
+/// (d) The command mix sent raw: round trips without load, then the throughput at each
+/// pipeline depth with each number of connections per node. The bounds are the best seen.
+server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
+                        const std::vector<int>& connections);
+
+/// (a) `concurrency` coroutines, each acquiring and releasing its own key in a loop.
+void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound);
+
+enum class retry_kind {
+    /// The library's default: uniformly random 50 to 250 ms.
+    library_default,
+    /// Uniformly random 1 to 5 ms.
+    fast,
+};
+
+/// (b) `workers` coroutines competing for one key, each holding it for `hold`; with
+/// `separate_clients` each has a redlock::client (connections) of its own, as separate
+/// processes would. Returns the mutual-exclusion violations seen (must be 0).
+std::int64_t run_contended(const run_settings& rs, int workers, std::chrono::milliseconds hold,
+                           retry_kind retry, bool separate_clients, const server_bound& bound);
+
+/// (c) `k` guards on distinct keys held at once with `expiry`, extended every expiry / 3 by
+/// this program (or by the library's watchdog with `watchdog`, where the library has one).
+void run_held(const run_settings& rs, int k, std::chrono::milliseconds expiry, bool watchdog);
+
+/// Whether the library has a watchdog (options::auto_extend).
+bool library_has_watchdog();
+
+}  // namespace bench
