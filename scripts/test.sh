@@ -21,3 +21,23 @@ if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
     -DREDLOCK_BUILD_EXAMPLES=OFF
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
 fi
+
+if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
+  echo "== clang: build and tests, clang-tidy on src/, clang-format check"
+  missing=()
+  for p in clang clang-tidy clang-format; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo_cmd=()
+    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  CXX=clang++ scripts/setup.sh build-clang -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_BUILD_BENCH=OFF \
+    -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+  ctest --test-dir build-clang --output-on-failure -j 2 -LE packaging
+  clang-tidy -p build-clang --quiet src/*.cpp
+  clang-format --dry-run -Werror include/redlock/*.hpp include/redlock/detail/*.hpp src/*.cpp \
+    src/detail/*.hpp
+fi

@@ -616,12 +616,12 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
 
 // ---- client ----
 
-client::client(executor_type ex, redlock::config cfg)
+client::client(const executor_type& ex, redlock::config cfg)
 {
     if (std::string problem = validate(cfg); !problem.empty()) {
         throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
     }
-    impl_ = std::make_shared<detail::client_impl>(std::move(ex), std::move(cfg));
+    impl_ = std::make_shared<detail::client_impl>(ex, std::move(cfg));
 }
 
 client::~client() = default;
@@ -733,7 +733,7 @@ guard::~guard()
 void guard::release_in_background() noexcept
 {
     try {
-        detail::release_in_background(std::move(state_));
+        detail::release_in_background(state_);
     } catch (...) {
         // Out of memory while scheduling: the keys expire by their TTL.
     }

@@ -94,8 +94,8 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     for (std::size_t i : order) {
         asio::co_spawn(ex, ask(nodes[i], r.cmd, r.read, r.value, r.deadline),
                        asio::bind_cancellation_slot(
-                           g->signals[i].slot(),
-                           [g, i, name = nodes[i]->name()](const std::exception_ptr& e, node_outcome o) {
+                           g->signals[i].slot(), [g, i, name = nodes[i]->name()](
+                                                     const std::exception_ptr& e, node_outcome o) {
                                if (e) {
                                    o.endpoint = name;
                                    o.status = node_status::error;

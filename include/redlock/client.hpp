@@ -32,7 +32,7 @@ class client
 
     /// Throws `boost::system::system_error` with `error::invalid_argument` and a message
     /// naming the field when `cfg` is unusable (no nodes, a node twice, ...). No I/O.
-    client(executor_type ex, config cfg);
+    client(const executor_type& ex, config cfg);
     client(const client&) = delete;
     client& operator=(const client&) = delete;
     client(client&&) noexcept = default;
