@@ -1,4 +1,7 @@
 #include "detail/connection.hpp"
+
+#include <redlock/error.hpp>
+
 #include "detail/open_stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -9,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <array>
@@ -45,6 +49,26 @@ struct connection::request
     bool abandoned = false;
     exec_result result;
 };
+
+connection_settings make_connection_settings(const redlock::config& cfg)
+{
+    connection_settings settings;
+    settings.connect_timeout = cfg.connect_timeout;
+    settings.backoff_min = cfg.reconnect_backoff_min;
+    settings.backoff_max = cfg.reconnect_backoff_max;
+    settings.log = cfg.logger;
+    if (std::any_of(cfg.nodes.begin(), cfg.nodes.end(), [](const node& n) { return n.tls; })) {
+        try {
+            settings.tls = make_tls_context(cfg.tls.ca_file, cfg.tls.cert_file, cfg.tls.key_file,
+                                            cfg.tls.verify_peer);
+        } catch (const std::exception& e) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument),
+                                              std::string("config.tls: ") + e.what());
+        }
+        settings.verify_name = cfg.tls.verify_peer;
+    }
+    return settings;
+}
 
 connection::connection(asio::any_io_executor strand, node endpoint, connection_settings settings)
     : strand_(std::move(strand)),
@@ -256,6 +280,13 @@ asio::awaitable<void> connection::read_loop(std::uint64_t generation)
             co_return;
         }
         if (in_flight_.empty()) {
+            if (decoder_.has_buffered()) {
+                // Redis answers each command once, in order: bytes beyond the last reply
+                // owed mean the stream can no longer be matched to requests.
+                fail_connection("protocol error from " + name_ +
+                                ": data after the last reply owed (a reply nobody asked for)");
+                co_return;
+            }
             break;
         }
         auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
@@ -282,14 +313,16 @@ void connection::deliver(resp::reply reply)
 {
     request_ptr r = std::move(in_flight_.front());
     in_flight_.pop_front();
-    if (r->abandoned) {
-        return;
-    }
+    // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
+    // as EVAL, even for a request given up on: it was meant to run.
     if (reply.is_error() && reply.text.starts_with("NOSCRIPT") && !r->fallback.empty()) {
         r->payload = std::move(r->fallback);
         r->fallback.clear();
         write_queue_.push_back(std::move(r));
         start_writer();
+        return;
+    }
+    if (r->abandoned) {
         return;
     }
     r->result.reply = std::move(reply);

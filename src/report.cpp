@@ -46,6 +46,27 @@ std::size_t report::count(node_status status) const noexcept
                       [status](const node_outcome& o) { return o.status == status; }));
 }
 
+namespace {
+
+// Details quote server text (error replies): control characters are escaped, so that a
+// server can neither add lines to the report nor put terminal escapes into a log.
+void append_printable(std::string& out, std::string_view text)
+{
+    constexpr char hex[] = "0123456789abcdef";
+    for (char ch : text) {
+        const auto byte = static_cast<unsigned char>(ch);
+        if (byte < 0x20 || byte == 0x7f) {
+            out += "\\x";
+            out += hex[byte >> 4];
+            out += hex[byte & 0xf];
+        } else {
+            out += ch;
+        }
+    }
+}
+
+}  // namespace
+
 std::string report::to_string() const
 {
     std::string out;
@@ -54,7 +75,9 @@ std::string report::to_string() const
         out += ' ';
         out += redlock::to_string(o.status);
         if (!o.detail.empty()) {
-            out += " (" + o.detail + ")";
+            out += " (";
+            append_printable(out, o.detail);
+            out += ')';
         }
         out += '\n';
     }

@@ -2,7 +2,9 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace redlock::detail::resp {
 
@@ -85,13 +87,92 @@ reply convert(const redisReply& r)
 
 }  // namespace
 
+// hiredis builds a reply's objects as it parses, before the reply is complete; the decoder
+// counts what they take (the string bytes, a pointer per announced array element, and a
+// little per object) and refuses to build past its cap. Without that, an array header of
+// 2^31 elements reserves 16 GiB at once, and a server streaming elements grows the client
+// without bound (tests/hostile/test_memory.cpp).
 struct decoder::impl
 {
-    redisReader* reader = redisReaderCreate();
+    // The objects may take as much as the buffer, but at least 64 KiB, so that a small
+    // buffer cap still admits small replies (an object costs more than its wire bytes).
+    explicit impl(std::size_t max_buffer) : max_bytes(std::max<std::size_t>(max_buffer, 64 * 1024))
+    {
+        if (reader != nullptr) {
+            reader->fn = &counted_functions();
+            reader->privdata = this;
+        }
+    }
     ~impl() { redisReaderFree(reader); }
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+
+    redisReader* reader = redisReaderCreate();
+    std::size_t max_bytes;
+    /// What the objects of the reply under construction take.
+    std::size_t built = 0;
+    /// Cleared when hiredis found no complete reply; set when bytes with a '\n' arrive.
+    /// Every RESP item ends in "\r\n", so without a new '\n' another call cannot finish
+    /// anything, and skipping it keeps an endless line linear (hiredis rescans it).
+    bool may_progress = false;
+    /// A reply object was refused for the cap.
+    bool refused = false;
+
+    static constexpr std::size_t object_overhead = 48;
+
+    // False when `bytes` more would exceed the cap.
+    static bool charge(const redisReadTask* task, std::size_t bytes)
+    {
+        auto* self = static_cast<impl*>(task->privdata);
+        if (bytes > self->max_bytes - self->built) {
+            self->refused = true;
+            return false;
+        }
+        self->built += bytes;
+        return true;
+    }
+
+    static const redisReplyObjectFunctions& hiredis_functions()
+    {
+        static const redisReplyObjectFunctions original = [] {
+            redisReader* r = redisReaderCreate();
+            redisReplyObjectFunctions copy = *r->fn;
+            redisReaderFree(r);
+            return copy;
+        }();
+        return original;
+    }
+
+    static redisReplyObjectFunctions& counted_functions()
+    {
+        static redisReplyObjectFunctions counted = [] {
+            redisReplyObjectFunctions f = hiredis_functions();
+            f.createString = [](const redisReadTask* t, char* str, size_t len) -> void* {
+                return charge(t, len + object_overhead)
+                           ? hiredis_functions().createString(t, str, len)
+                           : nullptr;
+            };
+            f.createArray = [](const redisReadTask* t, int elements) -> void* {
+                const auto n = static_cast<std::size_t>(elements < 0 ? 0 : elements);
+                return charge(t, n * sizeof(void*) + object_overhead)
+                           ? hiredis_functions().createArray(t, elements)
+                           : nullptr;
+            };
+            f.createInteger = [](const redisReadTask* t, long long value) -> void* {
+                return charge(t, object_overhead) ? hiredis_functions().createInteger(t, value)
+                                                  : nullptr;
+            };
+            f.createNil = [](const redisReadTask* t) -> void* {
+                return charge(t, object_overhead) ? hiredis_functions().createNil(t) : nullptr;
+            };
+            return f;
+        }();
+        return counted;
+    }
 };
 
-decoder::decoder(std::size_t max_buffer) : impl_(std::make_unique<impl>()), max_buffer_(max_buffer)
+decoder::decoder(std::size_t max_buffer)
+    : impl_(std::make_unique<impl>(max_buffer)), max_buffer_(max_buffer)
 {
 }
 
@@ -107,9 +188,13 @@ bool decoder::feed(const char* data, std::size_t size)
         error_ = "reply larger than " + std::to_string(max_buffer_) + " bytes";
         return false;
     }
-    if (redisReaderFeed(r, data, size) != REDIS_OK) {
-        error_ = r->errstr[0] != '\0' ? r->errstr : "out of memory buffering a reply";
+    if (r == nullptr || redisReaderFeed(r, data, size) != REDIS_OK) {
+        error_ =
+            r != nullptr && r->errstr[0] != '\0' ? r->errstr : "out of memory buffering a reply";
         return false;
+    }
+    if (std::memchr(data, '\n', size) != nullptr) {
+        impl_->may_progress = true;
     }
     return true;
 }
@@ -119,22 +204,37 @@ std::optional<reply> decoder::next()
     if (!error_.empty()) {
         return std::nullopt;
     }
+    if (!impl_->may_progress) {
+        return std::nullopt;
+    }
     void* raw = nullptr;
     if (redisReaderGetReply(impl_->reader, &raw) != REDIS_OK) {
-        error_ = impl_->reader->errstr[0] != '\0' ? impl_->reader->errstr : "malformed reply";
+        if (impl_->refused) {
+            error_ = "reply larger than " + std::to_string(max_buffer_) + " bytes";
+        } else {
+            error_ = impl_->reader->errstr[0] != '\0' ? impl_->reader->errstr : "malformed reply";
+        }
         return std::nullopt;
     }
     if (raw == nullptr) {
+        impl_->may_progress = false;
         return std::nullopt;
     }
+    impl_->built = 0;
     std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
                                                        freeReplyObject);
     return convert(*owned);
 }
 
+bool decoder::has_buffered() const noexcept
+{
+    const redisReader* r = impl_->reader;
+    return r != nullptr && (r->len > r->pos || r->ridx >= 0);
+}
+
 void decoder::reset()
 {
-    impl_ = std::make_unique<impl>();
+    impl_ = std::make_unique<impl>(max_buffer_);
     error_.clear();
 }
 

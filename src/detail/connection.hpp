@@ -3,6 +3,7 @@
 // The node layer: one pipelined connection to one Redis server, shared by every lock of a
 // client. All members run on the client's strand.
 
+#include <redlock/config.hpp>
 #include <redlock/node.hpp>
 #include <redlock/observability.hpp>
 
@@ -50,6 +51,10 @@ struct connection_settings
     std::shared_ptr<boost::asio::ssl::context> tls;
     bool verify_name = true;
 };
+
+/// The settings of `cfg` for its connections. Throws `system_error` (invalid_argument) when
+/// a node uses TLS and the certificates in `cfg.tls` cannot be loaded.
+connection_settings make_connection_settings(const redlock::config& cfg);
 
 class connection : public std::enable_shared_from_this<connection>
 {

@@ -52,6 +52,8 @@ class decoder
     std::optional<reply> next();
     /// A description of the protocol error, empty if none happened.
     const std::string& error() const noexcept { return error_; }
+    /// True when bytes are buffered that no reply taken out so far has consumed.
+    bool has_buffered() const noexcept;
     /// Drops buffered bytes and any error: for a fresh connection.
     void reset();
 

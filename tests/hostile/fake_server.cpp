@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -185,7 +186,10 @@ redlock::node fake_server::node() const
     return n;
 }
 
-std::string fake_server::endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+std::string fake_server::endpoint() const
+{
+    return "127.0.0.1:" + std::to_string(port_);
+}
 
 std::vector<command_args> fake_server::commands() const
 {
@@ -231,7 +235,10 @@ std::string bulk(std::string_view s)
     return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n";
 }
 
-std::string integer(long long n) { return ":" + std::to_string(n) + "\r\n"; }
+std::string integer(long long n)
+{
+    return ":" + std::to_string(n) + "\r\n";
+}
 
 std::string mini_redis::answer(const command_args& cmd)
 {
@@ -310,9 +317,18 @@ std::size_t status_field(std::string_view field)
 
 }  // namespace
 
-std::size_t resident_bytes() { return status_field("VmRSS"); }
-std::size_t virtual_bytes() { return status_field("VmSize"); }
-std::size_t peak_resident_bytes() { return status_field("VmHWM"); }
+std::size_t resident_bytes()
+{
+    return status_field("VmRSS");
+}
+std::size_t virtual_bytes()
+{
+    return status_field("VmSize");
+}
+std::size_t peak_resident_bytes()
+{
+    return status_field("VmHWM");
+}
 
 void reset_peak_resident()
 {

@@ -27,9 +27,14 @@ BOOST_FIXTURE_TEST_CASE(the_same_owner_acquires_again_and_the_key_goes_at_zero, 
         redlock::guard inner = co_await m.acquire();  // would deadlock on a plain lock
         BOOST_TEST(outer.value() == inner.value());
         co_await inner.release();
+        // One hold is left on (at least) a quorum; none keeps the released one.
+        std::size_t holding_once = 0;
         for (std::size_t i = 0; i < 5; ++i) {
-            BOOST_TEST(hold_count(nodes, i, "re", outer.value()) == 1);
+            const long count = hold_count(nodes, i, "re", outer.value());
+            BOOST_TEST(count <= 1);
+            holding_once += count == 1 ? 1 : 0;
         }
+        BOOST_TEST(holding_once >= 3u);
         BOOST_TEST((co_await outer.valid()) == true);
         co_await outer.extend();
         co_await outer.release();

@@ -1,0 +1,2 @@
+#define BOOST_TEST_MODULE redlock_hostile
+#include <boost/test/unit_test.hpp>
