@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# Tests examples/http_service with curl against three redis-servers of its own.
+#
+#   test_http_service.sh [PATH/TO/http_service]     (default: $HTTP_SERVICE, else build/examples/)
+#
+# Starts 3 redis-servers on free loopback ports (scripts/redis-nodes.sh) and the service with
+# --request-timeout 1s, then checks:
+#   1. GET /healthz answers 200;
+#   2. a reserve answers 200 with the JSON fields;
+#   3. two reserves of one resource (work_ms=500) are serialized (the second waited >= 400 ms),
+#      two of different resources run in parallel (both done in < 900 ms);
+#   4. a request for a resource held by a long request (work_ms=3000) gets 503 "timed out
+#      waiting for the lock" after the 1 s deadline (in < 1.5 s);
+#   5. a client that gives up (curl --max-time 0.5) while waiting for a held lock cancels the
+#      acquire: the log says so, it never got the lock, and once the holder is done no key is
+#      left; a client that gives up during the work gets its lock released at once;
+#   6. SIGTERM with requests in flight: they get 503 "shutting down", the service exits 0 within
+#      2 s, and no key is left on any node.
+# Everything started here is stopped on exit. Needs curl, redis-server and redis-cli.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+service=${1:-${HTTP_SERVICE:-$here/../build/examples/http_service}}
+if [ ! -x "$service" ]; then
+  echo "test_http_service: no http_service at '$service' (pass its path)" >&2
+  exit 2
+fi
+for tool in curl redis-cli redis-server; do
+  command -v "$tool" >/dev/null || {
+    echo "test_http_service: $tool not found (scripts/setup.sh installs it)" >&2
+    exit 1
+  }
+done
+
+# shellcheck source=scripts/redis-nodes.sh
+source "$here/../scripts/redis-nodes.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/http-service-test-XXXXXX")
+service_pid=
+background=()
+cleanup() {
+  local pid
+  for pid in "${background[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
+    kill -KILL "$service_pid" 2>/dev/null || true
+    wait "$service_pid" 2>/dev/null || true
+  fi
+  redis_nodes_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+failures=0
+pass() { echo "PASS: $*"; }
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+json_number() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2"; }
+
+# reserve RESOURCE WORK_MS OUT: POST /reserve/RESOURCE?work_ms=WORK_MS; the body goes to OUT,
+# "status total-seconds" to OUT.meta.
+reserve() {
+  curl -s -X POST -o "$3" -w '%{http_code} %{time_total}\n' --max-time 10 \
+    "$base/reserve/$1?work_ms=$2" >"$3.meta" || true
+}
+start_reserve() {  # the same in the background
+  reserve "$@" &
+  background+=($!)
+}
+status_of() { cut -d' ' -f1 "$1.meta"; }
+time_of() { cut -d' ' -f2 "$1.meta"; }
+
+# Keys matching $1 on every node, one "port: keys" line per node with keys; empty when none.
+keys_on_nodes() {
+  local port keys
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    keys=$(redis-cli -h 127.0.0.1 -p "$port" --raw KEYS "$1" | tr '\n' ' ')
+    [ -n "${keys// /}" ] && echo "$port: $keys"
+  done
+  return 0
+}
+# Waits (at most $2 s) until `keys_on_nodes $1` is non-empty (want=some) or empty (want=none).
+wait_keys() {
+  local pattern=$1 limit=$2 want=$3 deadline
+  deadline=$(($(now_ms) + limit * 1000))
+  while (($(now_ms) < deadline)); do
+    if [ -n "$(keys_on_nodes "$pattern")" ]; then
+      [ "$want" = some ] && return 0
+    else
+      [ "$want" = none ] && return 0
+    fi
+    sleep 0.02
+  done
+  return 1
+}
+# Waits (at most $2 s) for a line matching $1 in the service's log.
+wait_log() {
+  local deadline=$(($(now_ms) + $2 * 1000))
+  while (($(now_ms) < deadline)); do
+    grep -q -e "$1" "$work/service.err" && return 0
+    sleep 0.02
+  done
+  return 1
+}
+
+redis_nodes_start 3
+nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
+
+"$service" --listen 127.0.0.1:0 --nodes "$nodes" --request-timeout 1s \
+  >"$work/service.out" 2>"$work/service.err" &
+service_pid=$!
+port=
+for _ in $(seq 100); do  # at most 10 s
+  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/service.out")
+  [ -n "$port" ] && break
+  kill -0 "$service_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  echo "FAIL: the service did not print 'listening on'; its stderr:"
+  cat "$work/service.err"
+  exit 1
+fi
+base=http://127.0.0.1:$port
+echo "service on port $port, redis on ports ${REDIS_NODE_PORTS[*]}"
+
+# 1. health
+code=$(curl -s -o "$work/health" -w '%{http_code}' --max-time 5 "$base/healthz" || true)
+if [ "$code" = 200 ] && grep -q '"status":"ok"' "$work/health"; then
+  pass "GET /healthz -> 200"
+else
+  fail "GET /healthz -> '$code' $(cat "$work/health" 2>/dev/null)"
+fi
+
+# 2. one reserve
+reserve single 50 "$work/one"
+if [ "$(status_of "$work/one")" = 200 ] &&
+  grep -Eq '^\{"resource":"single","holder":"[^"]+","waited_ms":[0-9]+,"worked_ms":[0-9]+\}$' "$work/one" &&
+  (($(json_number worked_ms "$work/one") >= 50)); then
+  pass "POST /reserve/single -> 200 $(cat "$work/one")"
+else
+  fail "POST /reserve/single -> $(status_of "$work/one") $(cat "$work/one")"
+fi
+
+# 3a. same resource: serialized
+start_reserve same 500 "$work/same1"
+start_reserve same 500 "$work/same2"
+wait "${background[@]}"
+background=()
+w1=$(json_number waited_ms "$work/same1")
+w2=$(json_number waited_ms "$work/same2")
+h1=$(sed -n 's/.*"holder":"\([^"]*\)".*/\1/p' "$work/same1")
+h2=$(sed -n 's/.*"holder":"\([^"]*\)".*/\1/p' "$work/same2")
+later=$((${w1:-0} > ${w2:-0} ? ${w1:-0} : ${w2:-0}))
+if [ "$(status_of "$work/same1")" = 200 ] && [ "$(status_of "$work/same2")" = 200 ] &&
+  [ "$h1" != "$h2" ] && ((later >= 400)); then
+  pass "two reserves of one resource serialized (waited ${w1} and ${w2} ms)"
+else
+  fail "same resource: $(status_of "$work/same1") $(cat "$work/same1") / $(status_of "$work/same2") $(cat "$work/same2")"
+fi
+
+# 3b. different resources: parallel
+t0=$(now_ms)
+start_reserve left 500 "$work/left"
+start_reserve right 500 "$work/right"
+wait "${background[@]}"
+background=()
+elapsed=$(($(now_ms) - t0))
+if [ "$(status_of "$work/left")" = 200 ] && [ "$(status_of "$work/right")" = 200 ] &&
+  ((elapsed < 900)); then
+  pass "two reserves of different resources in parallel ($elapsed ms for both)"
+else
+  fail "different resources: $elapsed ms, $(status_of "$work/left") $(cat "$work/left") / $(status_of "$work/right") $(cat "$work/right")"
+fi
+
+# 4. deadline: X is held for 3 s; a second request gives up after the 1 s request timeout.
+start_reserve X 3000 "$work/holder"
+holder_pid=$!
+if ! wait_keys 'resource:X' 5 some; then
+  fail "the long request never took resource:X"
+fi
+reserve X 10 "$work/late"
+late_time=$(time_of "$work/late")
+if [ "$(status_of "$work/late")" = 503 ] && grep -q '"error":"timed out waiting for the lock"' "$work/late" &&
+  awk -v t="$late_time" 'BEGIN { exit !(t >= 0.9 && t < 1.5) }'; then
+  pass "request for a held resource -> 503 timed out after ${late_time} s"
+else
+  fail "deadline: $(status_of "$work/late") after ${late_time} s: $(cat "$work/late")"
+fi
+
+# 5a. client gone while waiting: curl gives up after 0.5 s, with X still held.
+curl_status=0
+curl -s -X POST -o /dev/null --max-time 0.5 "$base/reserve/X?work_ms=10" || curl_status=$?
+held=$(keys_on_nodes 'resource:X')
+if [ "$curl_status" = 28 ] && [ -n "$held" ] &&
+  wait_log 'POST /reserve/X?work_ms=10 499 .*client gone while waiting for the lock' 3; then
+  pass "client gone while waiting: acquire cancelled (log: $(grep 'client gone while' "$work/service.err" | head -n 1))"
+else
+  fail "client gone while waiting: curl status $curl_status, X held: '$held'; log:"
+  cat "$work/service.err"
+fi
+wait "$holder_pid" || true
+background=()
+if [ "$(status_of "$work/holder")" = 200 ] && (($(json_number worked_ms "$work/holder") >= 3000)); then
+  pass "the holder of X finished: $(cat "$work/holder")"
+else
+  fail "holder of X: $(status_of "$work/holder") $(cat "$work/holder")"
+fi
+if wait_keys 'resource:*' 1 none; then
+  pass "no resource key left after the holder finished"
+else
+  fail "keys left behind: $(keys_on_nodes 'resource:*')"
+fi
+# The cancelled request never held X: exactly one 200 for it, the holder's.
+granted=$(grep -c '^POST /reserve/X?work_ms=10 200 ' "$work/service.err" || true)
+if [ "$granted" = 0 ]; then
+  pass "the cancelled request never got the lock"
+else
+  fail "a work_ms=10 request for X was granted $granted time(s)"
+fi
+
+# 5b. client gone during the work: the lock (kept alive by the watchdog) goes at once.
+curl_status=0
+curl -s -X POST -o /dev/null --max-time 0.5 "$base/reserve/Y?work_ms=5000" || curl_status=$?
+gone_at=$(now_ms)
+if [ "$curl_status" = 28 ] && wait_keys 'resource:Y' 1 none &&
+  wait_log 'POST /reserve/Y?work_ms=5000 499 .*client gone during the work' 2; then
+  pass "client gone during the work: lock released $(($(now_ms) - gone_at)) ms after curl gave up"
+else
+  fail "client gone during the work: curl status $curl_status, keys: $(keys_on_nodes 'resource:*')"
+  cat "$work/service.err"
+fi
+
+# 6. SIGTERM with a holder and a waiter in flight.
+start_reserve Z 5000 "$work/term1"
+start_reserve Z 5000 "$work/term2"
+if ! wait_keys 'resource:Z' 5 some; then
+  fail "the request never took resource:Z"
+fi
+t0=$(now_ms)
+kill -TERM "$service_pid"
+exit_status=
+for _ in $(seq 40); do  # at most 4 s, so that a hang is reported, not waited out
+  if ! kill -0 "$service_pid" 2>/dev/null; then
+    exit_status=0
+    wait "$service_pid" || exit_status=$?
+    break
+  fi
+  sleep 0.05
+done
+stop_ms=$(($(now_ms) - t0))
+if [ "$exit_status" = 0 ] && ((stop_ms < 2000)); then
+  pass "SIGTERM: exit 0 after $stop_ms ms"
+  service_pid=
+else
+  fail "SIGTERM: exit status '${exit_status:-still running}' after $stop_ms ms"
+fi
+wait "${background[@]}" || true
+background=()
+if [ "$(status_of "$work/term1")" = 503 ] && [ "$(status_of "$work/term2")" = 503 ] &&
+  grep -q 'shutting down' "$work/term1" && grep -q 'shutting down' "$work/term2"; then
+  pass "requests in flight at SIGTERM -> 503 shutting down"
+else
+  fail "in flight at SIGTERM: $(status_of "$work/term1") $(cat "$work/term1") / $(status_of "$work/term2") $(cat "$work/term2")"
+fi
+leftover=$(keys_on_nodes '*')
+if [ -z "$leftover" ]; then
+  pass "no key left on any node after SIGTERM"
+else
+  fail "keys left after SIGTERM: $leftover"
+fi
+
+echo "---- service log"
+cat "$work/service.err"
+if [ "$failures" -gt 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,249 @@
+#include "help.hpp"
+
+namespace redlock_cli {
+
+// Keep lines within 80 columns. docs/cli.md quotes these texts; update both together.
+
+const std::string_view main_help = R"help(NAME
+    redlock - a distributed flock: run commands under a lock held on Redis
+
+SYNOPSIS
+    redlock run [OPTIONS] --nodes URL[,URL...] --key KEY [--] COMMAND [ARG...]
+    redlock status [OPTIONS] --nodes URL[,URL...] KEY...
+    redlock COMMAND --help
+    redlock --help | --version
+
+DESCRIPTION
+    redlock does for jobs on many machines what flock(1) does for jobs on one
+    machine: it runs a command while holding a lock, so that no two copies of
+    the job run at once. The lock lives in Redis: on a single server, or, with
+    the Redlock algorithm, on N independent Redis masters, where it is held
+    while a majority of them (N/2 + 1) agree.
+
+    run     Acquire the lock KEY, run COMMAND while holding it (extending it
+            as long as COMMAND runs) and release it when COMMAND exits. If the
+            lock is lost, COMMAND is stopped.
+
+    status  Show, for each node, who holds KEY and for how much longer.
+
+    "redlock run --help" and "redlock status --help" describe them in full.
+
+OPTIONS
+    -h, --help
+        Show this text and exit.
+
+    --version
+        Show the version and exit.
+
+NODE URLS
+    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]     (port 6379 and database 0
+                                                    by default)
+    rediss://[[USER]:PASSWORD@]HOST[:PORT][/DB]    (the same over TLS)
+    unix://[[USER]:PASSWORD@]/PATH/TO/SOCKET[?db=N]
+
+    IPv6 hosts go in brackets: redis://[::1]:6379. In a password, write "%"
+    followed by two hex digits for characters that would end it early, such as
+    "," (%2C), "@" (%40) or "/" (%2F). Passwords never appear in messages.
+
+    A rediss:// node's certificate must chain to a trusted CA (the system's,
+    or --tls-ca) and name the URL's host or IP address.
+
+ENVIRONMENT
+    REDLOCK_NODES
+        The default for --nodes. It keeps passwords out of the command line
+        that ps(1) shows to every user.
+
+EXIT STATUS
+    0      Success.
+    2      Usage error: an unknown command or option, a malformed URL or
+           duration, a missing argument. The message is one line.
+    The other statuses are those of the command: see "redlock run --help" and
+    "redlock status --help".
+
+EXAMPLES
+    Run a job on at most one host at a time:
+        export REDLOCK_NODES=redis://r1:6379,redis://r2:6379,redis://r3:6379
+        redlock run --key nightly-report -- /usr/local/bin/nightly-report
+
+    See who holds that lock:
+        redlock status nightly-report
+
+SEE ALSO
+    flock(1), docs/cli.md,
+    https://redis.io/docs/manual/patterns/distributed-locks/
+)help";
+
+const std::string_view run_help = R"help(NAME
+    redlock run - run a command while holding a distributed lock
+
+SYNOPSIS
+    redlock run [OPTIONS] --nodes URL[,URL...] --key KEY [--] COMMAND [ARG...]
+
+DESCRIPTION
+    Acquires the lock KEY on the nodes, runs COMMAND with its arguments
+    (directly, not through a shell; COMMAND is looked up in PATH), waits for it
+    to exit, releases the lock and exits with COMMAND's exit status.
+
+    The lock is a Redis key, set on every node to a random owner value with a
+    time to live (--expiry). It is held while a majority of the nodes
+    (N/2 + 1) have it. While COMMAND runs, redlock extends the lock about every
+    third of the expiry, so COMMAND may run for as long as it needs.
+
+    The lock is lost when the extensions find the key gone from (or taken over
+    on) so many nodes that no majority can have it any more, or when no
+    majority confirms an extension before the lock's validity runs out (about
+    one expiry after the last confirmed one). redlock then sends COMMAND the
+    --signal, sends SIGKILL if COMMAND is still running --kill-after later, and
+    exits with status 3 once COMMAND has ended.
+
+    When the lock is busy, redlock gives up at once (the default, like
+    flock -n) or waits up to --wait for it, trying again as soon as the holder
+    releases it.
+
+    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to redlock are
+    passed on to COMMAND, and redlock keeps the lock until COMMAND has exited.
+    A signal that was ignored when redlock started (as under nohup) stays
+    ignored. If one of them arrives while redlock is still waiting for the
+    lock, it stops waiting, removes what it had set, and exits with 128 plus
+    the signal's number. A Ctrl-C at a terminal reaches both redlock and
+    COMMAND, so COMMAND sees SIGINT twice unless it runs in a process group of
+    its own (--process-group).
+
+    COMMAND inherits redlock's standard input, output and error, its
+    environment and the file descriptors it was started with.
+
+OPTIONS
+    --nodes URL[,URL...]
+        The Redis nodes: one server, or N independent masters for the Redlock
+        algorithm (3 or 5 are usual). May be given more than once. Defaults
+        to $REDLOCK_NODES. See NODE URLS in "redlock --help".
+
+    --key KEY
+        The lock's name: the Redis key. Required.
+
+    --expiry DUR
+        The key's time to live (default 30s). If redlock dies without
+        releasing the lock (SIGKILL, a crashed host), the lock frees itself
+        after at most this long.
+
+    --wait DUR | forever
+        How long to wait for a busy lock (default 0: a single attempt).
+
+    --signal SIG
+        The signal that stops COMMAND when the lock is lost: a name such as
+        TERM, SIGTERM, INT, HUP or USR1, or a number (default TERM).
+
+    --kill-after DUR
+        Send SIGKILL this long after --signal if COMMAND is still running
+        (default 10s; 0 sends it at once).
+
+    --tls-ca FILE
+        The CA certificates (PEM) that rediss:// nodes' certificates must
+        chain to, instead of the system's.
+
+    --tls-cert FILE, --tls-key FILE
+        A client certificate chain and its private key (PEM), for servers that
+        check their clients' certificates. Both or neither.
+
+    --process-group
+        Run COMMAND in a process group of its own and send the signals (the
+        --signal, SIGKILL and the ones passed on) to the whole group, so that
+        the processes a script starts are stopped with it. COMMAND cannot read
+        from the terminal then.
+
+    -q, --quiet
+        Print nothing when the lock cannot be acquired (exit status 1).
+
+    -v, --verbose
+        Report each step on standard error, with every node's answer when the
+        lock cannot be acquired, is lost, or is released.
+
+    -h, --help
+        Show this text and exit.
+
+    DUR is a number and a unit: 500ms, 10s, 1.5s, 2m, 1h. A number without a
+    unit counts seconds.
+
+EXIT STATUS
+    N      COMMAND exited with status N.
+    128+N  COMMAND was killed by signal N (137 for SIGKILL), or redlock was
+           interrupted by signal N while waiting for the lock (130 for
+           SIGINT).
+    1      The lock could not be acquired within --wait: another owner holds
+           it, or no majority of the nodes granted it (nodes down or slow).
+           The message says which; --verbose adds every node's answer.
+    2      Usage error. The message is one line.
+    3      The lock was lost while COMMAND ran. COMMAND was stopped.
+    4      COMMAND could not be started (not found, not executable).
+    As with flock(1), COMMAND's own statuses may coincide with these; the
+    message on standard error tells them apart.
+
+EXAMPLES
+    Run a job at most once at a time across three hosts:
+        redlock run --nodes redis://r1,redis://r2,redis://r3 \
+            --key backup -- /usr/local/bin/backup --full
+
+    Wait up to two minutes for the lock, then run a shell script:
+        redlock run --key deploy --wait 2m -- sh -c 'make && make install'
+
+    Stop an import with SIGINT, and SIGKILL 30 s later, if the lock is lost:
+        redlock run --key import --signal INT --kill-after 30s -- ./import.py
+)help";
+
+const std::string_view status_help = R"help(NAME
+    redlock status - show who holds a distributed lock
+
+SYNOPSIS
+    redlock status [OPTIONS] --nodes URL[,URL...] KEY...
+
+DESCRIPTION
+    Reads each KEY on every node and prints a summary line for the key, then
+    one line per node:
+
+        backup: locked by lRwnUk0yp2VBFtoLTQ4U9Q== on 2 of 3 nodes (quorum 2)
+          127.0.0.1:7001  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28731 ms
+          127.0.0.1:7002  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28730 ms
+          127.0.0.1:7003  error: connect failed: Connection refused
+
+    A node's line says "free" when the key does not exist there; "held by
+    VALUE, ttl N ms" for a lock, where VALUE is the random owner value its
+    holder set (a reentrant lock adds its hold count: "VALUE (count 2)"); "not
+    a lock" for a key of another type; or the error that kept the node from
+    answering. The summary says "locked" when one owner holds a majority of the
+    nodes; "free" when no node has the key; "unknown" when the nodes that could
+    not be read might make up such a majority; and "not locked" otherwise (a
+    lock being acquired, released or expiring). Bytes that are not printable
+    are shown as \xNN.
+
+    status only reads (TYPE, GET or HGETALL, PTTL): it never changes a lock.
+
+OPTIONS
+    --nodes URL[,URL...]
+        The Redis nodes, as for "redlock run". May be given more than once.
+        Defaults to $REDLOCK_NODES.
+
+    --key KEY
+        Another way to name a KEY. May be given more than once.
+
+    --timeout DUR
+        The limit for each node: connecting, authenticating and reading
+        (default 1s).
+
+    --tls-ca FILE, --tls-cert FILE, --tls-key FILE
+        TLS for rediss:// nodes, as for "redlock run".
+
+    -h, --help
+        Show this text and exit.
+
+EXIT STATUS
+    0      Every node answered, whether the lock is held or free.
+    1      At least one node could not be read; its line says why.
+    2      Usage error. The message is one line.
+
+EXAMPLES
+    redlock status --nodes redis://r1,redis://r2,redis://r3 backup
+
+    REDLOCK_NODES=unix:///run/redis/redis.sock redlock status backup deploy
+)help";
+
+}  // namespace redlock_cli

@@ -1,0 +1,564 @@
+#include "run.hpp"
+
+#include "args.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <variant>
+
+extern char** environ;
+
+namespace redlock_cli {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+// The signals redlock passes on to the command: those whose default action would end redlock
+// and leave the command running without the lock.
+constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+
+std::string quoted(std::string_view s)
+{
+    return "'" + std::string(s) + "'";
+}
+
+void say(const std::string& line)
+{
+    std::cerr << "redlock: " << line << std::endl;
+}
+
+// "2 ok, 1 error": how many nodes ended in each status.
+std::string counts(const redlock::report& r)
+{
+    using redlock::node_status;
+    std::string out;
+    for (node_status s : {node_status::ok, node_status::taken, node_status::missing,
+                          node_status::timed_out, node_status::error, node_status::abandoned}) {
+        if (std::size_t n = r.count(s); n > 0) {
+            out += (out.empty() ? "" : ", ") + std::to_string(n) + " " +
+                   std::string(redlock::to_string(s));
+        }
+    }
+    return out;
+}
+
+// The report, one indented line per node, for --verbose.
+void print_report(const redlock::report& r)
+{
+    std::string text = r.to_string();
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::cerr << "    " << text.substr(start, end - start) << "\n";
+        start = end + 1;
+    }
+    std::cerr.flush();
+}
+
+long long ms_between(steady::time_point from, steady::time_point to)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+// The descriptors open when redlock started: the command inherits exactly these. Those that
+// redlock opens itself (sockets to the nodes, Asio's internals) are marked close-on-exec
+// before the command starts.
+std::set<int> open_descriptors()
+{
+    std::set<int> fds;
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) {
+        return fds;
+    }
+    const int own = ::dirfd(dir);
+    while (const dirent* entry = ::readdir(dir)) {
+        char* end = nullptr;
+        const long fd = std::strtol(entry->d_name, &end, 10);
+        if (end != entry->d_name && *end == '\0' && fd != own) {
+            fds.insert(static_cast<int>(fd));
+        }
+    }
+    ::closedir(dir);
+    return fds;
+}
+
+void close_on_exec_except(const std::set<int>& inherited)
+{
+    for (int fd : open_descriptors()) {
+        if (!inherited.contains(fd)) {
+            const int flags = ::fcntl(fd, F_GETFD);
+            if (flags >= 0 && !(flags & FD_CLOEXEC)) {
+                ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+// Starts the command; returns 0 and sets `pid`, or the errno of the failed exec.
+int spawn(const run_args& a, pid_t& pid)
+{
+    std::vector<char*> argv;
+    for (const std::string& s : a.command) {
+        argv.push_back(const_cast<char*>(s.c_str()));
+    }
+    argv.push_back(nullptr);
+
+    posix_spawnattr_t attr;
+    if (int err = ::posix_spawnattr_init(&attr); err != 0) {
+        return err;
+    }
+    // The signals redlock catches are reset to their defaults by exec anyway; those it left
+    // ignored stay ignored. The signal mask is inherited as it is.
+    short flags = 0;
+    if (a.process_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        ::posix_spawnattr_setpgroup(&attr, 0);
+    }
+    ::posix_spawnattr_setflags(&attr, flags);
+    const int err = ::posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+    ::posix_spawnattr_destroy(&attr);
+    return err;
+}
+
+std::string describe_status(int status)
+{
+    if (WIFEXITED(status)) {
+        return "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (WIFSIGNALED(status)) {
+        return "was killed by " + signal_name(WTERMSIG(status));
+    }
+    return "ended with wait status " + std::to_string(status);
+}
+
+int exit_code(int status)
+{
+    if (WIFEXITED(status)) {
+        return WEXITSTATUS(status);
+    }
+    if (WIFSIGNALED(status)) {
+        return 128 + WTERMSIG(status);
+    }
+    return 1;
+}
+
+// Everything the asynchronous handlers share with the main coroutine; they hold it by
+// shared_ptr, so none of them can outlive it.
+struct session : std::enable_shared_from_this<session>
+{
+    session(asio::any_io_executor ex, const run_args& args)
+        : a(args), stop_signals(ex), child_exit(ex, SIGCHLD), kill_timer(ex)
+    {
+    }
+
+    const run_args& a;
+    // The forwarded_signals that were not ignored at start: passed on to the command.
+    asio::signal_set stop_signals;
+    asio::signal_set child_exit;
+    asio::steady_timer kill_timer;
+    asio::cancellation_signal stop_watching;
+
+    pid_t pid = -1;
+    bool shutting_down = false;
+    bool exited = false;
+    bool lost = false;
+    redlock::guard* held = nullptr;
+
+    std::string command() const { return quoted(a.command.front()); }
+    // The command, or with --process-group its whole process group.
+    pid_t target() const { return a.process_group ? -pid : pid; }
+
+    void send(int signo)
+    {
+        if (!exited) {
+            ::kill(target(), signo);
+        }
+    }
+
+    // Passes each signal redlock receives on to the command, until it has exited.
+    void forward_signals()
+    {
+        stop_signals.async_wait([self = shared_from_this()](error_code ec, int signo) {
+            if (ec || self->exited) {
+                return;
+            }
+            if (self->a.verbose) {
+                say("passing " + signal_name(signo) + " on to " + self->command() + " (pid " +
+                    std::to_string(self->pid) + ")");
+            }
+            self->send(signo);
+            self->forward_signals();
+        });
+    }
+
+    // Stops the command when the lock is lost: --signal, then SIGKILL after --kill-after.
+    void watch_lock(redlock::guard& g)
+    {
+        held = &g;
+        auto handler = [self = shared_from_this()](error_code ec) {
+            if (ec == redlock::error::lost) {
+                self->on_lost();
+            }
+        };
+        // On our executor (not the client's strand), and cancelled once the command has exited.
+        g.async_wait_lost(asio::bind_cancellation_slot(
+            stop_watching.slot(),
+            asio::bind_executor(kill_timer.get_executor(), std::move(handler))));
+    }
+
+    void on_lost()
+    {
+        if (exited) {
+            return;
+        }
+        lost = true;
+        say("lock " + quoted(a.key) + " lost while " + command() + " ran; sending " +
+            signal_name(a.stop_signal) + " to pid " + std::to_string(pid) +
+            (a.stop_signal == SIGKILL ? std::string()
+                                      : ", SIGKILL in " + format_duration(a.kill_after)));
+        if (a.verbose && held != nullptr) {
+            print_report(held->last_report());
+        }
+        send(a.stop_signal);
+        if (a.stop_signal == SIGKILL) {
+            return;
+        }
+        kill_timer.expires_after(a.kill_after);
+        kill_timer.async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec && !self->exited) {
+                say(self->command() + " still running " + format_duration(self->a.kill_after) +
+                    " after " + signal_name(self->a.stop_signal) + "; sending SIGKILL");
+                self->send(SIGKILL);
+            }
+        });
+    }
+
+    // After the command was reaped: nothing may signal its pid any more.
+    void child_gone()
+    {
+        exited = true;
+        held = nullptr;
+        error_code ignored;
+        stop_signals.cancel(ignored);  // the handlers stay installed: signals are now dropped
+        kill_timer.cancel();
+        stop_watching.emit(asio::cancellation_type::terminal);
+    }
+};
+
+using acquired = std::tuple<error_code, redlock::guard>;
+
+asio::awaitable<acquired> acquire(redlock::mutex m, bool once)
+{
+    if (once) {
+        co_return co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& locks,
+                               std::set<int> inherited)
+{
+    using namespace asio::experimental::awaitable_operators;
+    const run_args& a = s->a;
+    const auto shutdown = [&locks, s]() -> asio::awaitable<void> {
+        s->shutting_down = true;  // the connections closing now are no news for --verbose
+        co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
+    };
+
+    redlock::options opts;
+    opts.expiry = a.expiry;
+    opts.auto_extend = true;
+    const bool once = a.wait && a.wait->count() == 0;
+    const auto asked = steady::now();
+    if (!once) {
+        opts.tries = std::numeric_limits<int>::max();
+        opts.wait = a.wait;
+    }
+    if (a.wait && !once) {
+        // The library starts no attempt whose delay would end past the wait; shorten the last
+        // delay instead, so that the final attempt comes close to the end of --wait rather
+        // than up to 250 ms before it.
+        opts.retry_delay = [deadline = asked + *a.wait](int) {
+            static std::mt19937 engine{std::random_device{}()};
+            const std::chrono::milliseconds pause{
+                std::uniform_int_distribution<int>(50, 250)(engine)};
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()) -
+                std::chrono::milliseconds(2);
+            return left < std::chrono::milliseconds(5) ? pause : std::min(pause, left);
+        };
+    }
+    redlock::mutex m = locks.make_mutex(a.key, opts);
+
+    // Wait for the lock, unless a signal asks redlock to stop first (the acquire is then
+    // cancelled, which deletes whatever it had set).
+    if (a.verbose) {
+        say("acquiring " + quoted(a.key) + " on " + std::to_string(a.nodes.nodes.size()) +
+            " node(s), " +
+            (once     ? std::string("one attempt")
+             : a.wait ? "waiting up to " + format_duration(*a.wait)
+                      : "waiting forever"));
+    }
+    auto outcome = co_await (acquire(m, once) || s->stop_signals.async_wait(asio::use_awaitable));
+    if (outcome.index() == 1) {
+        const int signo = std::get<1>(outcome);
+        say("interrupted by " + signal_name(signo) + " while waiting for lock " + quoted(a.key));
+        co_await shutdown();
+        co_return 128 + signo;
+    }
+    auto [ec, g] = std::move(std::get<0>(outcome));
+    if (ec) {
+        const redlock::report r = g.last_report();
+        if (!a.quiet) {
+            const std::string waited =
+                once ? "" : " (after " + std::to_string(ms_between(asked, steady::now())) + " ms)";
+            if (ec == redlock::error::taken) {
+                say("lock " + quoted(a.key) + " is held by another owner" + waited + ": " +
+                    counts(r));
+            } else if (ec == redlock::error::failed) {
+                say("could not acquire lock " + quoted(a.key) + waited + ": no majority of the " +
+                    std::to_string(a.nodes.nodes.size()) + " node(s) granted it (" + counts(r) +
+                    ")" + (a.verbose ? "" : "; --verbose shows each node's answer"));
+            } else {
+                say("could not acquire lock " + quoted(a.key) + ": " + ec.message());
+            }
+            if (a.verbose) {
+                print_report(r);
+            }
+        }
+        co_await shutdown();
+        co_return 1;
+    }
+    if (a.verbose) {
+        say("acquired " + quoted(a.key) + " on " +
+            std::to_string(g.last_report().count(redlock::node_status::ok)) + " of " +
+            std::to_string(a.nodes.nodes.size()) + " node(s), valid for " +
+            std::to_string(ms_between(steady::now(), g.until())) + " ms; extending it every " +
+            format_duration(a.expiry / 3) + " while " + s->command() + " runs");
+    }
+
+    // Start the command. SIGCHLD is caught from before the start, so no exit is missed.
+    close_on_exec_except(inherited);
+    if (const int err = spawn(a, s->pid); err != 0) {
+        say("cannot run " + s->command() + ": " + std::strerror(err));
+        co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        co_await shutdown();
+        co_return 4;
+    }
+    if (a.verbose) {
+        say("started " + s->command() + " (pid " + std::to_string(s->pid) + ")");
+    }
+    s->forward_signals();
+    s->watch_lock(g);
+
+    int status = 0;
+    while (true) {
+        const pid_t r = ::waitpid(s->pid, &status, WNOHANG);
+        if (r == s->pid) {
+            break;
+        }
+        if (r < 0 && errno != EINTR) {
+            // Not our child any more (cannot happen unless SIGCHLD handling was changed).
+            say("lost track of " + s->command() + ": " + std::strerror(errno));
+            status = 1 << 8;
+            break;
+        }
+        co_await s->child_exit.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    s->child_gone();
+
+    const bool lost = s->lost;
+    if (a.verbose || lost) {
+        say(s->command() + " " + describe_status(status));
+    }
+    auto [released] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+    if (a.verbose) {
+        say(released ? "releasing " + quoted(a.key) + ": " + released.message()
+                     : "released " + quoted(a.key));
+        print_report(g.last_report());
+    } else if (released == redlock::error::not_held && !lost) {
+        say("warning: when " + s->command() + " ended, lock " + quoted(a.key) +
+            " was no longer held on a majority of the nodes (it expired or was taken over)");
+    }
+    co_await shutdown();
+    co_return lost ? 3 : exit_code(status);
+}
+
+}  // namespace
+
+run_args parse_run_args(int argc, char** argv, int first)
+{
+    run_args a;
+    std::vector<std::string> node_lists;
+    redlock::tls_settings tls;
+    bool have_key = false;
+    arg_scanner args(argc, argv, first);
+    while (args.more()) {
+        if (args.flag("--help", "-h")) {
+            a.help = true;
+            return a;
+        }
+        if (auto v = args.value_option("--nodes")) {
+            node_lists.push_back(*v);
+        } else if (auto v = args.value_option("--key")) {
+            if (v->empty()) {
+                throw usage_error("--key must not be empty");
+            }
+            a.key = *v;
+            have_key = true;
+        } else if (auto v = args.value_option("--expiry")) {
+            a.expiry = parse_duration("--expiry", *v);
+            if (a.expiry.count() == 0) {
+                throw usage_error("--expiry must be more than 0");
+            }
+        } else if (auto v = args.value_option("--wait")) {
+            if (*v == "forever") {
+                a.wait.reset();
+            } else {
+                a.wait = parse_duration("--wait", *v);
+            }
+        } else if (auto v = args.value_option("--signal")) {
+            a.stop_signal = parse_signal("--signal", *v);
+        } else if (auto v = args.value_option("--kill-after")) {
+            a.kill_after = parse_duration("--kill-after", *v);
+        } else if (tls_option(args, tls)) {
+        } else if (args.flag("--process-group")) {
+            a.process_group = true;
+        } else if (args.flag("--quiet", "-q")) {
+            a.quiet = true;
+        } else if (args.flag("--verbose", "-v")) {
+            a.verbose = true;
+        } else if (args.peek() == "--") {
+            args.take();
+            break;
+        } else if (args.peek().size() > 1 && args.peek().front() == '-') {
+            throw usage_error("unknown option '" + std::string(args.peek()) + "'");
+        } else {
+            break;  // the command
+        }
+    }
+    while (args.more()) {
+        a.command.emplace_back(args.take());
+    }
+
+    a.nodes = nodes_from(node_lists);
+    a.nodes.tls = tls;
+    check_tls(a.nodes);
+    if (!have_key) {
+        throw usage_error("--key is required: the name of the lock");
+    }
+    if (a.command.empty()) {
+        throw usage_error("no command to run: give it after the options, as in -- COMMAND ARG...");
+    }
+    if (a.quiet && a.verbose) {
+        throw usage_error("--quiet and --verbose exclude each other");
+    }
+    redlock::options opts;
+    opts.expiry = a.expiry;
+    opts.wait = a.wait;
+    if (std::string problem = redlock::validate(opts, a.key); !problem.empty()) {
+        // The library names its fields; name the options instead.
+        for (auto [field, option] :
+             {std::pair{"options.expiry", "--expiry"}, std::pair{"options.wait", "--wait"}}) {
+            if (auto pos = problem.find(field); pos != std::string::npos) {
+                problem.replace(pos, std::string_view(field).size(), option);
+            }
+        }
+        throw usage_error(problem);
+    }
+    return a;
+}
+
+int run_command(const run_args& a)
+{
+    // Before anything opens a descriptor of its own.
+    const std::set<int> inherited = open_descriptors();
+
+    asio::io_context io(1);
+    auto s = std::make_shared<session>(io.get_executor(), a);
+    for (int signo : forwarded_signals) {
+        struct sigaction current
+        {
+        };
+        if (::sigaction(signo, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+            continue;  // ignored when we started (nohup, a background job): leave it so
+        }
+        s->stop_signals.add(signo);
+    }
+
+    redlock::config cfg = a.nodes;
+    if (a.verbose) {
+        // The library's log lines: connections made, dropped, retried. Called on the client's
+        // strand, which is this thread.
+        cfg.logger = [s](redlock::log_level level, std::string_view message) {
+            if (level >= redlock::log_level::info && !s->shutting_down) {
+                say("[" + std::string(redlock::to_string(level)) + "] " + std::string(message));
+            }
+        };
+    }
+    std::optional<redlock::client> locks;
+    try {
+        locks.emplace(io.get_executor(), std::move(cfg));
+    } catch (const std::exception& e) {
+        // A TLS file that OpenSSL cannot load, or a config the parser let through.
+        std::string message = describe(e);
+        if (message.starts_with("config.tls: ")) {
+            message.erase(0, 12);  // the file is named, and came from --tls-*
+        }
+        std::cerr << "redlock run: " << message << std::endl;
+        return 2;
+    }
+
+    int code = 1;
+    asio::co_spawn(io, supervise(s, *locks, inherited), [&](std::exception_ptr e, int result) {
+        if (e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                say("internal error: " + describe(x));
+            }
+            code = 1;
+            return;
+        }
+        code = result;
+    });
+    io.run();
+    return code;
+}
+
+}  // namespace redlock_cli

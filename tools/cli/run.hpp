@@ -1,0 +1,37 @@
+#pragma once
+
+// `redlock run`: a command under a lock, stopped when the lock is lost.
+
+#include <redlock/config.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock_cli {
+
+struct run_args
+{
+    redlock::config nodes;
+    std::string key;
+    std::chrono::milliseconds expiry{30000};
+    /// nullopt: wait forever; 0: a single attempt.
+    std::optional<std::chrono::milliseconds> wait{std::chrono::milliseconds(0)};
+    int stop_signal = SIGTERM;
+    std::chrono::milliseconds kill_after{10000};
+    bool process_group = false;
+    bool quiet = false;
+    bool verbose = false;
+    bool help = false;
+    std::vector<std::string> command;
+};
+
+/// Parses the arguments after "run" (argv[first] on). Throws usage_error.
+run_args parse_run_args(int argc, char** argv, int first);
+
+/// Runs the command under the lock; returns the exit status (see `redlock run --help`).
+int run_command(const run_args& args);
+
+}  // namespace redlock_cli

@@ -1,0 +1,583 @@
+#!/usr/bin/env bash
+# Shell-level tests of the redlock command-line tool (the ctest "cli", label "tools").
+#
+#   tools/test_cli.sh path/to/redlock
+#
+# Starts three redis-servers on free loopback ports (scripts/redis-nodes.sh), and one with TLS
+# (certificates made with the openssl command, skipped without it), and stops them
+# however the script ends. Every wait is bounded: on an event (a file a child writes, a
+# subscription, a process exit) where there is one, on time only where time is the point
+# (the watchdog must hold a lock for three expiries). Nothing is left running.
+# The commands given to sh -c are single-quoted on purpose: sh expands them, not this script.
+# shellcheck disable=SC2016
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+  echo "usage: $0 path/to/redlock" >&2
+  exit 2
+fi
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+docs=$root/docs/cli.md
+
+# shellcheck source=scripts/redis-nodes.sh
+source "$root/scripts/redis-nodes.sh"
+
+unset REDLOCK_NODES
+work=$(mktemp -d "${TMPDIR:-/tmp}/redlock-cli-XXXXXX")
+background=()   # redlock processes started with &
+release_files=() # files that let the test's commands finish
+
+cleanup() {
+  local f pid i
+  for f in "${release_files[@]}"; do
+    : >"$f" 2>/dev/null || true
+  done
+  for pid in "${background[@]}"; do
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.02
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  # The commands' own pids, written by them, in case their redlock was killed above; only
+  # while they are still the test's processes (their arguments name $work).
+  for f in "$work"/*.pid; do
+    [ -s "$f" ] || continue
+    pid=$(<"$f")
+    if tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$work"; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  stop_tls_server
+  redis_nodes_stop
+  rm -rf "$work"
+}
+
+# The TLS test's own redis-server (not one of redis-nodes.sh's).
+stop_tls_server() {
+  local pid i
+  [ -s "$work/tls/redis.pid" ] || return 0
+  pid=$(<"$work/tls/redis.pid")
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 250; i++)); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] || return 0
+    sleep 0.02
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+failures=0
+pass() { echo "ok - $*"; }
+fail() {
+  echo "FAIL - $*" >&2
+  failures=$((failures + 1))
+}
+die() {
+  echo "FAIL - $*" >&2
+  exit 1
+}
+now_ms() { date +%s%3N; }
+
+# wait_file FILE [SECONDS]: until FILE exists and is not empty.
+wait_file() {
+  local deadline=$(($(now_ms) + ${2:-10} * 1000))
+  while [ ! -s "$1" ]; do
+    (($(now_ms) < deadline)) || die "timed out waiting for $1"
+    sleep 0.02
+  done
+}
+
+# wait_exit PID [SECONDS]: waits for a background redlock; its status in $status.
+wait_exit() {
+  local deadline=$(($(now_ms) + ${2:-20} * 1000))
+  while kill -0 "$1" 2>/dev/null; do
+    if (($(now_ms) >= deadline)); then
+      kill -KILL "$1" 2>/dev/null || true
+      die "redlock (pid $1) did not exit within ${2:-20} s"
+    fi
+    sleep 0.02
+  done
+  status=0
+  wait "$1" || status=$?
+  local rest=() pid
+  for pid in "${background[@]}"; do
+    [ "$pid" = "$1" ] || rest+=("$pid")
+  done
+  background=("${rest[@]}")
+}
+
+# rl NAME ARGS...: runs redlock in the foreground (bounded), stdout and stderr to
+# $work/NAME.out and $work/NAME.err; its status in $status.
+rl() {
+  local name=$1
+  shift
+  status=0
+  timeout -k 5 60 "$bin" "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
+}
+
+# expect_status WANT WHAT: compares $status.
+expect_status() {
+  if [ "$status" = "$1" ]; then
+    pass "$2 (exit $status)"
+  else
+    fail "$2: expected exit $1, got $status"
+    sed 's/^/    stderr: /' "$work/$3.err" >&2 2>/dev/null || true
+  fi
+}
+
+# has FILE REGEX WHAT
+has() {
+  if grep -Eq -- "$2" "$1"; then
+    pass "$3"
+  else
+    fail "$3: no match for /$2/ in $(basename "$1"):"
+    sed 's/^/    /' "$1" >&2
+  fi
+}
+
+# The key's remaining time to live on node I (0-based), in ms (-2 when missing).
+pttl() { redis-cli -p "${REDIS_NODE_PORTS[$1]}" pttl "$2" | tr -d '\r'; }
+
+# Subscribers of the release channel of KEY on all nodes: a waiting acquire listens there.
+subscribers() {
+  local port total=0 n
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    n=$(redis-cli -p "$port" pubsub numsub "redlock:released:$1" | tr -d '\r' | sed -n 2p)
+    total=$((total + ${n:-0}))
+  done
+  echo "$total"
+}
+wait_subscribed() {
+  local deadline=$(($(now_ms) + 10000))
+  while [ "$(subscribers "$1")" = 0 ]; do
+    (($(now_ms) < deadline)) || die "no waiter subscribed to the release of '$1' within 10 s"
+    sleep 0.02
+  done
+}
+
+# Sleeps up to 30 s.
+loop='i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done'
+# A command that holds the lock until told: writes its pid to $1, waits (at most 60 s) for
+# the file $2, then creates $3.
+hold='echo $$ >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; : >"$3"'
+# The same, but on SIGTERM it writes "TERM" to $3 and exits 143.
+hold_term='trap "echo TERM >\"\$3\"; exit 143" TERM; echo $$ >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done'
+
+# start_holder NAME REDLOCK-ARGS... -- SCRIPT: starts `redlock run ARGS -- sh -c SCRIPT sh
+# NAME.pid NAME.release NAME.done` in the background and waits until the command runs.
+start_holder() {
+  local name=$1
+  shift
+  local args=()
+  while [ "$1" != -- ]; do
+    args+=("$1")
+    shift
+  done
+  local script=$2
+  release_files+=("$work/$name.release")
+  "$bin" run "${args[@]}" -- sh -c "$script" sh "$work/$name.pid" "$work/$name.release" \
+    "$work/$name.done" >"$work/$name.out" 2>"$work/$name.err" &
+  holder=$!
+  background+=("$holder")
+  wait_file "$work/$name.pid"
+}
+
+echo "== help"
+for cmd in "" run status; do
+  name="redlock ${cmd:+$cmd }--help"
+  status=0
+  # shellcheck disable=SC2086  # "" must vanish
+  "$bin" $cmd --help >"$work/help.out" 2>"$work/help.err" || status=$?
+  expect_status 0 "$name" help
+  for section in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLES; do
+    grep -qx "$section" "$work/help.out" || fail "$name has no $section section"
+  done
+  # docs/cli.md quotes the text word for word, as one block.
+  doc_text=$(<"$docs")
+  help_text=$(<"$work/help.out")
+  if [[ $doc_text == *"$help_text"* ]]; then
+    pass "docs/cli.md repeats '$name'"
+  else
+    fail "docs/cli.md does not quote '$name' as it is; lines not in it:"
+    while IFS= read -r line; do
+      [ -z "$line" ] || grep -qxF -- "$line" "$docs" || echo "    $line" >&2
+    done <"$work/help.out"
+  fi
+done
+status=0
+"$bin" help run >"$work/help2.out" || status=$?
+if "$bin" run --help | cmp -s - "$work/help2.out" && [ $status = 0 ]; then
+  pass "redlock help run"
+else
+  fail "redlock help run differs from redlock run --help"
+fi
+
+redis_nodes_start 3
+nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
+dead_port=$(_redis_free_port)
+
+echo "== usage errors: exit 2 and one line on stderr"
+usage_case() {
+  local pattern=$1
+  shift
+  status=0
+  timeout -k 5 30 "$bin" "$@" >"$work/usage.out" 2>"$work/usage.err" || status=$?
+  local lines
+  lines=$(wc -l <"$work/usage.err")
+  if [ "$status" = 2 ] && [ "$lines" = 1 ] && [ ! -s "$work/usage.out" ] &&
+    grep -Eq -- "$pattern" "$work/usage.err" && ! grep -q s3cret "$work/usage.err"; then
+    pass "redlock $* -> 2: $(cat "$work/usage.err")"
+  else
+    fail "redlock $*: expected exit 2 and one line matching /$pattern/, got exit $status:"
+    sed 's/^/    /' "$work/usage.err" >&2
+  fi
+}
+usage_case "no command given"
+usage_case "unknown command 'frob'" frob
+usage_case "unknown option '--bogus'" run --bogus
+usage_case "unknown option '--bogus'" run --nodes "$nodes" --key k --bogus -- true
+usage_case "malformed node URL 'notaurl://x'" run --nodes notaurl://x --key k -- true
+usage_case "malformed node URL" run --nodes "redis://:s3cret@127.0.0.1:99999" --key k -- true
+usage_case "repeats an earlier node" run \
+  --nodes "redis://:s3cret@127.0.0.1:1,redis://:s3cret@127.0.0.1:1" --key k -- true
+usage_case "empty URL" run --nodes "$nodes," --key k -- true
+usage_case "--nodes is required" run --key k -- true
+REDLOCK_NODES=redis://h:0 usage_case "^redlock run: REDLOCK_NODES: malformed node URL" run --key k -- true
+usage_case "--key is required" run --nodes "$nodes" -- true
+usage_case "--expiry: .*'10q'" run --nodes "$nodes" --key k --expiry 10q -- true
+usage_case "--wait: .*'soon'" run --nodes "$nodes" --key k --wait soon -- true
+usage_case "--kill-after: .*'-1s'" run --nodes "$nodes" --key k --kill-after=-1s -- true
+usage_case "--expiry must be more than 0" run --nodes "$nodes" --key k --expiry 0 -- true
+usage_case "--expiry \(1 ms\) leaves no validity" run --nodes "$nodes" --key k --expiry 1ms -- true
+usage_case "--signal: unknown signal 'NOPE'" run --nodes "$nodes" --key k --signal NOPE -- true
+usage_case "--key needs a value" run --nodes "$nodes" --key
+usage_case "--quiet takes no value" run --nodes "$nodes" --key k --quiet=yes -- true
+usage_case "no command to run" run --nodes "$nodes" --key k
+usage_case "no KEY given" status --nodes "$nodes"
+usage_case "unknown option '--wait'" status --nodes "$nodes" --wait 1s k
+usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
+[ -e "$work/never" ] && fail "a usage error ran the command"
+
+echo "== run: the command's exit status"
+rl exit7 run --nodes "$nodes" --key t-exit -- sh -c 'exit 7'
+expect_status 7 "run -- sh -c 'exit 7'" exit7
+rl exit0 run --nodes "$nodes" --key t-exit -- true
+expect_status 0 "run -- true" exit0
+rl args run --nodes "$nodes" --key t-exit -- printf '%s|' 'two words' "*" '$HOME'
+expect_status 0 "arguments reach the command unchanged" args
+if [ "$(cat "$work/args.out")" = 'two words|*|$HOME|' ]; then
+  pass "no shell between redlock and the command"
+else
+  fail "arguments changed: $(cat "$work/args.out")"
+fi
+rl killed run --nodes "$nodes" --key t-exit -- sh -c 'kill -USR1 $$'
+expect_status 138 "a command killed by SIGUSR1 gives 128+10" killed
+REDLOCK_NODES=$nodes rl env run --key t-exit -- sh -c 'exit 5'
+expect_status 5 "REDLOCK_NODES stands in for --nodes" env
+rl nocmd run --nodes "$nodes" --key t-exit -- /nonexistent/command
+expect_status 4 "a command that does not exist gives 4" nocmd
+has "$work/nocmd.err" "cannot run '/nonexistent/command': No such file or directory" \
+  "the message names the command and the cause"
+rl nocmd2 run --nodes "$nodes" --key t-exit -- redlock-no-such-command-on-path
+expect_status 4 "a command not found in PATH gives 4" nocmd2
+rl free1 status --nodes "$nodes" t-exit
+has "$work/free1.out" "^t-exit: free on 3 of 3 nodes$" "the lock is released after each run"
+
+echo "== run: the command inherits the descriptors redlock was given, no others"
+sh -c 'ls /proc/$$/fd' >"$work/fds-direct.out" 3<"$bin"
+rl fds run --nodes "$nodes" --key t-fds -- sh -c 'ls /proc/$$/fd' 3<"$bin"
+expect_status 0 "run -- ls /proc/self/fd" fds
+if cmp -s "$work/fds-direct.out" "$work/fds.out"; then
+  pass "same descriptors as without redlock: $(tr '\n' ' ' <"$work/fds.out")"
+else
+  fail "descriptors differ: direct $(tr '\n' ' ' <"$work/fds-direct.out"), under redlock $(tr '\n' ' ' <"$work/fds.out")"
+fi
+
+echo "== run: contention, --wait, status"
+start_holder a --nodes "$nodes" --key t-busy -- "$hold"
+a=$holder
+rl busy run --nodes "$nodes" --key t-busy --wait 0 -- touch "$work/never"
+expect_status 1 "a second run --wait 0 while the lock is held" busy
+has "$work/busy.err" "lock 't-busy' is held by another owner" "the message says the lock is taken"
+[ -e "$work/never" ] && fail "the second run ran its command"
+rl quiet run --nodes "$nodes" --key t-busy --quiet -- touch "$work/never"
+expect_status 1 "run --quiet while held" quiet
+if [ -s "$work/quiet.err" ]; then
+  fail "--quiet printed: $(cat "$work/quiet.err")"
+else
+  pass "--quiet prints nothing"
+fi
+rl verbose run --nodes "$nodes" --key t-busy --verbose -- touch "$work/never"
+expect_status 1 "run --verbose while held" verbose
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  has "$work/verbose.err" "127.0.0.1:$port taken" "--verbose reports node $port as taken"
+done
+
+rl held status --nodes "$nodes" t-busy
+expect_status 0 "status while held" held
+value=$(redis-cli -p "${REDIS_NODE_PORTS[0]}" get t-busy | tr -d '\r')
+if grep -qxF "t-busy: locked by $value on 3 of 3 nodes (quorum 2)" "$work/held.out"; then
+  pass "status: locked by the holder's value on 3 of 3 nodes"
+else
+  fail "status: no summary 'locked by $value':"
+  sed 's/^/    /' "$work/held.out" >&2
+fi
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  if grep -Eq "^  127\.0\.0\.1:$port  held by .*, ttl [0-9]+ ms$" "$work/held.out" &&
+    grep -F "127.0.0.1:$port  held by $value, ttl" "$work/held.out" >/dev/null; then
+    ttl=$(grep -F "127.0.0.1:$port " "$work/held.out" | sed -E 's/.*ttl ([0-9]+) ms/\1/')
+    if ((ttl > 0 && ttl <= 30000)); then
+      pass "status: node $port held by the holder's value, ttl $ttl ms"
+    else
+      fail "status: node $port ttl $ttl out of (0, 30000]"
+    fi
+  else
+    fail "status: no holder line for node $port:"
+    sed 's/^/    /' "$work/held.out" >&2
+  fi
+done
+
+"$bin" run --nodes "$nodes" --key t-busy --wait 5s -- \
+  sh -c 'test -e "$1" && echo second >"$2"' sh "$work/a.done" "$work/b.ran" \
+  >"$work/b.out" 2>"$work/b.err" &
+b=$!
+background+=("$b")
+wait_subscribed t-busy # the waiter made its attempt and listens for the release
+: >"$work/a.release"
+wait_exit "$a"
+expect_status 0 "the holder's command finished" a
+wait_exit "$b"
+expect_status 0 "run --wait 5s waited and then succeeded" b
+if [ -s "$work/b.ran" ]; then
+  pass "the waiter's command ran after the holder's had finished"
+else
+  fail "the waiter's command ran before the holder finished (or not at all)"
+fi
+rl freed status --nodes "$nodes" t-busy
+expect_status 0 "status after release" freed
+has "$work/freed.out" "^t-busy: free on 3 of 3 nodes$" "status: free after the release"
+if [ "$(grep -c '  free$' "$work/freed.out")" = 3 ]; then
+  pass "status: every node says free"
+else
+  fail "status: not every node says free"
+fi
+
+echo "== run: the watchdog holds a 1 s lock for 3 s"
+start_holder w --nodes "$nodes" --key t-watch --expiry 1s -- "$hold"
+w=$holder
+start=$(now_ms)
+tries=0
+while (($(now_ms) - start < 3200)); do
+  rl contender run --nodes "$nodes" --key t-watch --wait 0 -- touch "$work/never"
+  tries=$((tries + 1))
+  if [ "$status" != 1 ]; then
+    fail "a contender at $(($(now_ms) - start)) ms got exit $status instead of 1"
+    break
+  fi
+  ttl=$(pttl 0 t-watch)
+  ((ttl > 0 && ttl <= 1000)) || fail "PTTL $ttl at $(($(now_ms) - start)) ms is not in (0, 1000]"
+  sleep 0.2 # pacing of the contenders, not synchronisation
+done
+pass "$tries contenders over $(($(now_ms) - start)) ms all found the lock held"
+: >"$work/w.release"
+wait_exit "$w"
+expect_status 0 "the watched command finished normally" w
+if [ "$(pttl 0 t-watch)" = -2 ]; then
+  pass "released afterwards"
+else
+  fail "t-watch still set after the run"
+fi
+
+echo "== run: a lost lock stops the command (exit 3)"
+start_holder l --nodes "$nodes" --key t-lost --expiry 1s -- "$hold_term"
+l=$holder
+deleted=$(now_ms)
+redis-cli -p "${REDIS_NODE_PORTS[0]}" del t-lost >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[1]}" del t-lost >/dev/null
+wait_exit "$l" 10
+expect_status 3 "run exits 3 after the key was deleted on 2 of 3 nodes" l
+echo "    stopped $(($(now_ms) - deleted)) ms after the deletion"
+if [ "$(cat "$work/l.done" 2>/dev/null)" = TERM ]; then
+  pass "the command got SIGTERM"
+else
+  fail "the command did not get SIGTERM"
+fi
+has "$work/l.err" "lock 't-lost' lost while 'sh' ran; sending SIGTERM" "the message says the lock was lost"
+rl lostfree status --nodes "$nodes" t-lost
+has "$work/lostfree.out" "^t-lost: free on 3 of 3 nodes$" "the remaining key was deleted too"
+
+echo "== run: --kill-after sends SIGKILL to a command that ignores the signal"
+start_holder k --nodes "$nodes" --key t-kill --expiry 1s --kill-after 300ms -- "trap '' TERM; $hold"
+k=$holder
+redis-cli -p "${REDIS_NODE_PORTS[1]}" del t-kill >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[2]}" del t-kill >/dev/null
+wait_exit "$k" 10
+expect_status 3 "run exits 3 after SIGKILL" k
+has "$work/k.err" "still running 300 ms after SIGTERM; sending SIGKILL" "the message says SIGKILL was sent"
+
+echo "== run: --process-group --signal USR1 stops the command's children too"
+start_holder g --nodes "$nodes" --key t-group --expiry 1s --signal USR1 --process-group -- \
+  "sh -c '$loop' sh \"\$3\" & echo \$! >\"\$3.pid\"; echo \$\$ >\"\$1\"; wait"
+g=$holder
+wait_file "$work/g.done.pid"
+child=$(<"$work/g.done.pid")
+redis-cli -p "${REDIS_NODE_PORTS[0]}" del t-group >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[2]}" del t-group >/dev/null
+wait_exit "$g" 10
+expect_status 3 "run --process-group exits 3" g
+has "$work/g.err" "sending SIGUSR1" "the configured signal was sent"
+deadline=$(($(now_ms) + 5000))
+while kill -0 "$child" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$child/status" 2>/dev/null; do
+  (($(now_ms) < deadline)) || break
+  sleep 0.02
+done
+if kill -0 "$child" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$child/status" 2>/dev/null; then
+  fail "the command's child (sleep, pid $child) survived"
+else
+  pass "the command's child was stopped with it"
+fi
+
+echo "== run: SIGTERM to redlock is passed on to the command"
+start_holder f --nodes "$nodes" --key t-fwd -- "$hold_term"
+f=$holder
+kill -TERM "$f"
+wait_exit "$f"
+expect_status 143 "run exits with the command's status after a forwarded SIGTERM" f
+if [ "$(cat "$work/f.done" 2>/dev/null)" = TERM ]; then
+  pass "the command got the SIGTERM"
+else
+  fail "the command did not get the SIGTERM"
+fi
+rl fwdfree status --nodes "$nodes" t-fwd
+has "$work/fwdfree.out" "^t-fwd: free on 3 of 3 nodes$" "released after the command ended"
+
+start_holder u --nodes "$nodes" --key t-fwd -- 'trap "echo USR1 >\"\$3\"; exit 7" USR1; '"$hold"
+u=$holder
+kill -USR1 "$u"
+wait_exit "$u"
+expect_status 7 "a forwarded SIGUSR1 too (the command exits 7 on it)" u
+if [ "$(cat "$work/u.done" 2>/dev/null)" = USR1 ]; then
+  pass "the command got the SIGUSR1"
+else
+  fail "the command did not get the SIGUSR1"
+fi
+
+echo "== run: SIGTERM while waiting for the lock gives up (128+15)"
+start_holder h --nodes "$nodes" --key t-int -- "$hold"
+h=$holder
+"$bin" run --nodes "$nodes" --key t-int --wait forever -- touch "$work/never" \
+  >"$work/i.out" 2>"$work/i.err" &
+i=$!
+background+=("$i")
+wait_subscribed t-int
+kill -TERM "$i"
+wait_exit "$i"
+expect_status 143 "a waiting run interrupted by SIGTERM" i
+has "$work/i.err" "interrupted by SIGTERM while waiting for lock 't-int'" "the message says so"
+[ -e "$work/never" ] && fail "the interrupted run ran its command"
+rl stillheld status --nodes "$nodes" t-int
+has "$work/stillheld.out" "^t-int: locked by " "the holder still holds the lock"
+: >"$work/h.release"
+wait_exit "$h"
+expect_status 0 "the holder finished" h
+
+echo "== status: reentrant, other types, unreadable nodes, secrets"
+for idx in 0 1; do
+  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" hset t-hash owner-1 2 >/dev/null
+  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" pexpire t-hash 60000 >/dev/null
+done
+redis-cli -p "${REDIS_NODE_PORTS[2]}" rpush t-hash x >/dev/null
+printf 'a\001b' | redis-cli -p "${REDIS_NODE_PORTS[0]}" -x set t-bin >/dev/null
+rl hash status --nodes "$nodes" t-hash --key t-bin
+expect_status 0 "status of several keys" hash
+has "$work/hash.out" "^t-hash: locked by owner-1 on 2 of 3 nodes \(quorum 2\)$" "a reentrant lock on a majority"
+has "$work/hash.out" "^  127\.0\.0\.1:${REDIS_NODE_PORTS[0]}  held by owner-1 \(count 2\), ttl [0-9]+ ms$" \
+  "a reentrant lock shows its hold count"
+has "$work/hash.out" "^  127\.0\.0\.1:${REDIS_NODE_PORTS[2]}  not a lock \(a list\)$" "a key of another type"
+has "$work/hash.out" '^  127\.0\.0\.1:[0-9]+  held by a\\x01b, no expiry$' "bytes that are not printable are escaped"
+has "$work/hash.out" "^t-bin: not locked \(held on 1, free on 2 of 3 nodes; quorum 2\)$" "held on a minority"
+rl dead status --nodes "$nodes,redis://127.0.0.1:$dead_port" t-hash
+expect_status 1 "status with an unreachable node" dead
+has "$work/dead.out" "^  127\.0\.0\.1:$dead_port +error: connect failed: Connection refused$" "the node's line says why"
+rl secret status --nodes "redis://:s3cret@127.0.0.1:${REDIS_NODE_PORTS[0]}" t-hash
+expect_status 1 "status with a password the server does not want" secret
+has "$work/secret.out" "error: AUTH failed" "the AUTH failure is reported"
+if grep -q s3cret "$work/secret.out" "$work/secret.err"; then
+  fail "status printed the password"
+else
+  pass "status does not print the password"
+fi
+rl secret2 run --nodes "redis://:s3cret@127.0.0.1:${REDIS_NODE_PORTS[0]}" --key t-x --verbose -- true
+expect_status 1 "run with a password the server does not want" secret2
+if grep -q s3cret "$work/secret2.out" "$work/secret2.err"; then
+  fail "run printed the password"
+else
+  pass "run does not print the password"
+fi
+
+echo "== TLS: rediss:// nodes"
+if ! command -v openssl >/dev/null; then
+  echo "skipped: no openssl command to make test certificates"
+else
+  tls=$work/tls
+  mkdir -p "$tls"
+  (
+    cd "$tls" && printf 'subjectAltName=IP:127.0.0.1\n' >san.ext &&
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout ca.key -out ca.crt -days 1 -subj /CN=redlock-cli-test-ca &&
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout server.key -out server.csr -subj /CN=127.0.0.1 &&
+      openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+        -out server.crt -days 1 -extfile san.ext
+  ) >"$work/openssl.log" 2>&1 || die "openssl could not make test certificates: $(tail -3 "$work/openssl.log")"
+  plain_port=$(_redis_free_port)
+  tls_port=$(_redis_free_port)
+  while [ "$tls_port" = "$plain_port" ]; do tls_port=$(_redis_free_port); done
+  redis-server --port "$plain_port" --tls-port "$tls_port" --bind 127.0.0.1 \
+    --tls-cert-file "$tls/server.crt" --tls-key-file "$tls/server.key" \
+    --tls-ca-cert-file "$tls/ca.crt" --tls-auth-clients no --save '' --appendonly no \
+    --dir "$tls" --logfile "$tls/redis.log" --pidfile "$tls/redis.pid" --daemonize yes \
+    </dev/null >/dev/null 2>&1 || true
+  deadline=$(($(now_ms) + 10000))
+  until [ "$(redis-cli -p "$plain_port" ping 2>/dev/null)" = PONG ] && [ -s "$tls/redis.pid" ]; do
+    (($(now_ms) < deadline)) || die "the TLS redis-server did not come up: $(tail -5 "$tls/redis.log")"
+    sleep 0.02
+  done
+  url=rediss://127.0.0.1:$tls_port
+
+  rl tls1 run --nodes "$url" --tls-ca "$tls/ca.crt" --key t-tls -- \
+    sh -c 'redis-cli -p "$1" get t-tls' sh "$plain_port"
+  expect_status 0 "run over TLS with --tls-ca" tls1
+  has "$work/tls1.out" "^[A-Za-z0-9+/=]{16,}$" "the key was set over TLS (seen on the plain port)"
+  rl tls2 run --nodes "$url" --tls-ca "$tls/ca.crt" --key t-tls2 -- \
+    "$bin" status --nodes "$url" --tls-ca "$tls/ca.crt" t-tls2
+  expect_status 0 "status over TLS from inside a run" tls2
+  has "$work/tls2.out" "^t-tls2: locked by .* on 1 of 1 node \(quorum 1\)$" "status reads the lock over TLS"
+  rl tls3 run --nodes "$url" --key t-tls3 --verbose -- touch "$work/never"
+  expect_status 1 "run over TLS without the CA" tls3
+  has "$work/tls3.err" "TLS handshake failed" "the report says the handshake failed"
+  rl tls4 status --nodes "$url" t-tls3
+  expect_status 1 "status over TLS without the CA" tls4
+  has "$work/tls4.out" "error: TLS handshake failed: certificate verify failed" "status says why"
+  usage_case "--tls-ca: cannot read '/nonexistent/ca.crt'" run --nodes "$url" \
+    --tls-ca /nonexistent/ca.crt --key k -- true
+  usage_case "--tls-cert and --tls-key go together" status --nodes "$url" \
+    --tls-cert "$tls/server.crt" k
+  usage_case "no node uses rediss://" run --nodes "$nodes" --tls-ca "$tls/ca.crt" --key k -- true
+  usage_case "cannot load the TLS CA file" run --nodes "$url" --tls-ca "$tls/san.ext" --key k -- true
+  [ -e "$work/never" ] && fail "a run that could not lock ran its command"
+  stop_tls_server
+fi
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all checks passed"
