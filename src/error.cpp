@@ -32,6 +32,9 @@ class category final : public boost::system::error_category
             case error::lost:
                 return "lock lost while held: it is gone from a majority of nodes or its validity "
                        "ran out unconfirmed (the protected work must stop)";
+            case error::stale_token:
+                return "stale fencing token: the fenced resource has seen a newer token, so the "
+                       "lock behind this request has passed to another owner";
         }
         return "unknown redlock error " + std::to_string(ev);
     }

@@ -9,6 +9,7 @@
 #include "detail/owner_value.hpp"
 #include "detail/quorum.hpp"
 #include "detail/scripts.hpp"
+#include "detail/spawn.hpp"
 #include "detail/state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,46 +33,12 @@ using asio::use_awaitable;
 
 namespace {
 
-// Completes a type-erased handler with the tuple a coroutine returned. co_spawn already
-// dispatches to the handler's executor and never completes inline; this only unpacks.
-template <class... Ts>
-class finish
-{
-  public:
-    using handler_type = asio::any_completion_handler<void(error_code, Ts...)>;
-    using executor_type = asio::any_completion_executor;
-
-    finish(handler_type h, const asio::any_io_executor& fallback)
-        : executor_(asio::get_associated_executor(h, fallback)), handler_(std::move(h))
-    {
-    }
-
-    executor_type get_executor() const noexcept { return executor_; }
-
-    void operator()(const std::exception_ptr& e, std::tuple<error_code, Ts...> result)
-    {
-        if (e) {
-            // The operations catch what they expect; anything else (bad_alloc) is reported,
-            // not thrown out of the user's io_context::run.
-            std::get<0>(result) = make_error_code(boost::system::errc::not_enough_memory);
-        }
-        std::apply([this](auto&&... args) { std::move(handler_)(std::move(args)...); },
-                   std::move(result));
-    }
-
-  private:
-    executor_type executor_;
-    handler_type handler_;
-};
-
 template <class... Ts>
 void spawn_operation(const std::shared_ptr<client_impl>& c,
                      asio::awaitable<std::tuple<error_code, Ts...>> op,
                      asio::any_completion_handler<void(error_code, Ts...)> h)
 {
-    auto slot = asio::get_associated_cancellation_slot(h);
-    asio::co_spawn(c->strand, std::move(op),
-                   asio::bind_cancellation_slot(slot, finish<Ts...>(std::move(h), c->executor)));
+    detail::spawn_operation(c->strand, c->executor, std::move(op), std::move(h));
 }
 
 // Runs `r` in a coroutine of its own that the caller's cancellation does not reach: clean-up
@@ -82,11 +49,6 @@ asio::awaitable<std::vector<node_outcome>> run_round_uncancellable(
     co_return co_await asio::co_spawn(
         c->strand, run_round(c->nodes, std::move(r)),
         asio::bind_cancellation_slot(asio::cancellation_slot(), use_awaitable));
-}
-
-bool cancelled(const asio::cancellation_state& cs)
-{
-    return cs.cancelled() != asio::cancellation_type::none;
 }
 
 report make_report(std::vector<node_outcome> outcomes, int attempts)
@@ -119,15 +81,6 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
     l->mutex = m;
     l->set_report(std::move(rep));
     return guard(std::move(l));
-}
-
-// Every operation accepts terminal, partial and total cancellation, and checks for it after
-// each step instead of having co_await throw, so that it can still clean up.
-asio::awaitable<asio::cancellation_state> accept_cancellation()
-{
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    co_return co_await asio::this_coro::cancellation_state;
 }
 
 // Why a guard cannot run an extend or valid round, if it cannot.
@@ -287,6 +240,32 @@ class wake_on_release
     bool watching_ = false;
 };
 
+std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
+{
+    std::uint64_t token = 0;
+    for (const node_outcome& o : outcomes) {
+        token = std::max(token, o.fencing_token);
+    }
+    return token;
+}
+
+// Raises the fencing counters of `m`'s keys to `token` on every node; true when a quorum
+// confirmed it before `until`.
+asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, const mutex_state& m,
+                                       std::uint64_t token, clock::time_point until)
+{
+    const options& o = m.opts;
+    request req = fence_raise_request(m.shape(), token);
+    round r{std::move(req.cmd),
+            req.read,
+            std::string(),
+            std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
+            stop_rule::quorum_reached,
+            o.shuffle_nodes};
+    const tally t = count(co_await run_round(c->nodes, std::move(r)));
+    co_return t.reached() && clock::now() < until;
+}
+
 using guard_result = std::tuple<error_code, guard>;
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
@@ -330,16 +309,25 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 value,
                 start + per_node,
                 o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
-                o.shuffle_nodes};
+                o.shuffle_nodes,
+                o.fencing};
         auto outcomes = co_await run_round(c->nodes, std::move(r));
         const tally t = count(outcomes);
         const auto until = valid_until(start, o.expiry, o.drift_factor);
+        const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
         rep = make_report(std::move(outcomes), attempt);
 
-        if (!cancelled(cs) && t.reached() && clock::now() < until) {
+        bool granted = !cancelled(cs) && t.reached() && clock::now() < until;
+        if (granted && o.fencing) {
+            // The token may be used only once a majority's counters are at least as large:
+            // that is what makes every later acquisition's token larger (docs/safety.md).
+            granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
+        }
+        if (granted) {
             auto l = std::make_shared<lock_state>(c->strand);
             l->mutex = m;
             l->value = value;
+            l->fencing_token = token;
             l->until = until;
             l->extended_at = start;
             l->owns = true;
@@ -591,21 +579,7 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
       cfg(std::move(config)),
       releases_drained(strand, clock::time_point::max())
 {
-    connection_settings settings;
-    settings.connect_timeout = cfg.connect_timeout;
-    settings.backoff_min = cfg.reconnect_backoff_min;
-    settings.backoff_max = cfg.reconnect_backoff_max;
-    settings.log = cfg.logger;
-    if (std::any_of(cfg.nodes.begin(), cfg.nodes.end(), [](const node& n) { return n.tls; })) {
-        try {
-            settings.tls = make_tls_context(cfg.tls.ca_file, cfg.tls.cert_file, cfg.tls.key_file,
-                                            cfg.tls.verify_peer);
-        } catch (const std::exception& e) {
-            throw boost::system::system_error(make_error_code(error::invalid_argument),
-                                              std::string("config.tls: ") + e.what());
-        }
-        settings.verify_name = cfg.tls.verify_peer;
-    }
+    const connection_settings settings = make_connection_settings(cfg);
     for (const node& n : cfg.nodes) {
         nodes.push_back(std::make_shared<connection>(strand, n, settings));
         subscribers.push_back(std::make_shared<subscriber>(strand, n, settings));
@@ -763,6 +737,11 @@ bool guard::owns_lock() const noexcept
 report guard::last_report() const
 {
     return state_ ? state_->get_report() : report{};
+}
+
+std::uint64_t guard::fencing_token() const noexcept
+{
+    return state_ ? state_->fencing_token : 0;
 }
 
 bool guard::lost() const noexcept

@@ -45,6 +45,12 @@ std::string validate(const options& opts, std::string_view name)
     if (opts.auto_extend_limit < 0) {
         return "options.auto_extend_limit must not be negative (0 means no limit)";
     }
+    if (opts.fencing && opts.reentrant) {
+        // Each hold would get its own token, and the newer one would fence off the older
+        // holds of the same owner.
+        return "options.fencing cannot be combined with options.reentrant: a fencing token "
+               "names one acquisition, a reentrant lock is several holds of one owner";
+    }
     // Written as !(in range) so that NaN is rejected too.
     if (!(opts.drift_factor >= 0.0 && opts.drift_factor < 1.0)) {
         return "options.drift_factor must be in [0, 1) (got " + std::to_string(opts.drift_factor) +

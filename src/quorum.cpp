@@ -19,7 +19,8 @@ namespace asio = boost::asio;
 namespace {
 
 asio::awaitable<node_outcome> ask(std::shared_ptr<connection> node, command cmd, reply_reader read,
-                                  std::string value, clock::time_point deadline)
+                                  std::string value, clock::time_point deadline,
+                                  bool replies_with_token)
 {
     auto sent = clock::now();
     exec_result r = co_await node->execute(std::move(cmd), deadline);
@@ -29,6 +30,9 @@ asio::awaitable<node_outcome> ask(std::shared_ptr<connection> node, command cmd,
     switch (r.state) {
         case exec_result::status::replied:
             o.status = read(r.reply, value, o.detail);
+            if (replies_with_token && o.status == node_status::ok && r.reply.integer > 0) {
+                o.fencing_token = static_cast<std::uint64_t>(r.reply.integer);
+            }
             break;
         case exec_result::status::timed_out:
             o.status = node_status::timed_out;
@@ -92,7 +96,7 @@ asio::awaitable<std::vector<node_outcome>> run_round(
         std::shuffle(order.begin(), order.end(), engine);
     }
     for (std::size_t i : order) {
-        asio::co_spawn(ex, ask(nodes[i], r.cmd, r.read, r.value, r.deadline),
+        asio::co_spawn(ex, ask(nodes[i], r.cmd, r.read, r.value, r.deadline, r.replies_with_token),
                        asio::bind_cancellation_slot(
                            g->signals[i].slot(), [g, i, name = nodes[i]->name()](
                                                      const std::exception_ptr& e, node_outcome o) {

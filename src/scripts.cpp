@@ -129,6 +129,48 @@ if other > 0 then return -1 end
 return 0
 )lua";
 
+// ---- fencing: one counter per lock key, KEYS[n + i] beside lock key KEYS[i] ----
+
+// A counter that does not exist yet (never used, or lost with a node's data) starts at the
+// server's clock in microseconds: far above every token handed out before, since no key is
+// acquired a million times a second. So a node that restarted empty does not hand out small
+// tokens again (as long as the nodes' clocks roughly agree).
+#define REDLOCK_FENCE_BUMP                                                               \
+    "local function bump(counter)\n"                                                     \
+    "  if redis.call('EXISTS', counter) == 0 then\n"                                     \
+    "    local now = redis.call('TIME')\n"                                               \
+    "    redis.call('SET', counter, now[1] .. string.rep('0', 6 - #now[2]) .. now[2])\n" \
+    "  end\n"                                                                            \
+    "  return redis.call('INCR', counter)\n"                                             \
+    "end\n"
+
+// Answers the largest counter value (a token, >= 1) or -1 when another owner holds a key.
+constexpr std::string_view fenced_plain_acquire = REDLOCK_FENCE_BUMP R"lua(
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return -1 end
+end
+local token = 0
+for i = 1, n do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  token = math.max(token, bump(KEYS[n + i]))
+end
+return token
+)lua";
+
+#undef REDLOCK_FENCE_BUMP
+
+// Raises each counter to at least ARGV[1], the token the quorum gave: once a majority holds
+// it, every later acquisition's quorum meets one of them and gets a larger token.
+constexpr std::string_view fence_raise = R"lua(
+local token = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if current == nil or current < token then redis.call('SET', KEYS[i], ARGV[1]) end
+end
+return 1
+)lua";
+
 struct script
 {
     std::string_view text;
@@ -147,6 +189,8 @@ const script& cached(std::string_view text)
         {reentrant_release, script_sha1(reentrant_release)},
         {reentrant_extend, script_sha1(reentrant_extend)},
         {reentrant_check, script_sha1(reentrant_check)},
+        {fenced_plain_acquire, script_sha1(fenced_plain_acquire)},
+        {fence_raise, script_sha1(fence_raise)},
     };
     for (const script& s : all) {
         if (s.text.data() == text.data()) {
@@ -156,20 +200,10 @@ const script& cached(std::string_view text)
     return all[0];  // unreachable: every caller passes one of the texts above
 }
 
-// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
 command script_command(std::string_view text, const std::vector<std::string>& keys,
                        std::initializer_list<std::string_view> args)
 {
-    const script& s = cached(text);
-    const std::string numkeys = std::to_string(keys.size());
-    std::vector<std::string_view> tail;
-    tail.reserve(keys.size() + args.size());
-    tail.insert(tail.end(), keys.begin(), keys.end());
-    tail.insert(tail.end(), args.begin(), args.end());
-    command c;
-    resp::append_command(c.payload, "EVALSHA", s.sha, numkeys, tail);
-    resp::append_command(c.fallback, "EVAL", s.text, numkeys, tail);
-    return c;
+    return detail::script_command(text, cached(text).sha, keys, args);
 }
 
 std::string unexpected(const resp::reply& r)
@@ -191,6 +225,22 @@ std::string unexpected(const resp::reply& r)
 
 }  // namespace
 
+// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
+command script_command(std::string_view text, std::string_view sha,
+                       const std::vector<std::string>& keys,
+                       std::initializer_list<std::string_view> args)
+{
+    const std::string numkeys = std::to_string(keys.size());
+    std::vector<std::string_view> tail;
+    tail.reserve(keys.size() + args.size());
+    tail.insert(tail.end(), keys.begin(), keys.end());
+    tail.insert(tail.end(), args.begin(), args.end());
+    command c;
+    resp::append_command(c.payload, "EVALSHA", sha, numkeys, tail);
+    resp::append_command(c.fallback, "EVAL", text, numkeys, tail);
+    return c;
+}
+
 std::string script_sha1(std::string_view script)
 {
     boost::uuids::detail::sha1 h;
@@ -206,9 +256,22 @@ std::string script_sha1(std::string_view script)
     return hex;
 }
 
+std::string fence_key(std::string_view key)
+{
+    return "redlock:fence:" + std::string(key);
+}
+
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
 {
     const std::string ms = std::to_string(expiry.count());
+    if (lock.fencing) {
+        std::vector<std::string> keys = lock.keys;
+        for (const std::string& key : lock.keys) {
+            keys.push_back(fence_key(key));
+        }
+        // validate() refuses fencing on reentrant locks.
+        return {script_command(fenced_plain_acquire, keys, {value, ms}), read_fenced_acquire_reply};
+    }
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
@@ -232,6 +295,15 @@ request extend_request(lock_shape lock, std::string_view value, std::chrono::mil
     return {script_command(lock.reentrant ? reentrant_extend : plain_extend, lock.keys,
                            {value, ms, recreate ? "1" : "0"}),
             read_script_reply};
+}
+
+request fence_raise_request(lock_shape lock, std::uint64_t token)
+{
+    std::vector<std::string> counters;
+    for (const std::string& key : lock.keys) {
+        counters.push_back(fence_key(key));
+    }
+    return {script_command(fence_raise, counters, {std::to_string(token)}), read_script_reply};
 }
 
 request check_request(lock_shape lock, std::string_view value)
@@ -265,6 +337,20 @@ node_status read_script_reply(const resp::reply& r, std::string_view, std::strin
         }
         if (r.integer == 0) {
             return node_status::missing;
+        }
+        if (r.integer == -1) {
+            return node_status::taken;
+        }
+    }
+    detail = unexpected(r);
+    return node_status::error;
+}
+
+node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, std::string& detail)
+{
+    if (r.type == resp::kind::integer) {
+        if (r.integer >= 1) {
+            return node_status::ok;
         }
         if (r.integer == -1) {
             return node_status::taken;

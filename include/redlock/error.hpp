@@ -30,6 +30,9 @@ enum class error {
     /// The lock was lost while held: an extension found it gone from a majority of nodes,
     /// or its validity ran out without a confirmed extension.
     lost,
+    /// A fenced resource refused a request: it has already seen a newer fencing token (or
+    /// the same token from another owner). The lock behind the request is no longer ours.
+    stale_token,
 };
 
 /// The category of `redlock::error`; its name is "redlock".

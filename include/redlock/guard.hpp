@@ -11,6 +11,7 @@
 #include <boost/asio/deferred.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,12 @@ class guard
     /// What each node did in this guard's last operation (acquire, extend, valid, release,
     /// or the watchdog's extension). A copy: the watchdog may update it at any time.
     report last_report() const;
+    /// With `options::fencing`: this acquisition's fencing token, greater than the token of
+    /// every acquisition of the same keys that completed before this one began. Hand it to
+    /// the protected resource with each request, so that it can refuse a paused or
+    /// partitioned former owner (`redlock::fence`, `redlock::fenced_store`). Kept after
+    /// release, for logs. 0 without fencing and for a failed acquisition.
+    std::uint64_t fencing_token() const noexcept;
     /// True once the lock was found lost while held (see `lost_slot`). It stays owned in
     /// the sense that release still deletes whatever keys of ours remain.
     bool lost() const noexcept;

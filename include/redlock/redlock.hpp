@@ -6,6 +6,8 @@
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/fence.hpp>
+#include <redlock/fenced_store.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>

@@ -4,6 +4,7 @@
 /// What happened on each node during one lock operation.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,10 @@ struct node_outcome
     std::string detail;
     /// From sending the request to its outcome.
     std::chrono::microseconds latency{0};
+    /// For a fenced acquisition (`options::fencing`) that this node granted: the node's
+    /// fencing counter for the lock after this acquisition; the guard's token is the
+    /// largest of the quorum. 0 otherwise.
+    std::uint64_t fencing_token = 0;
 };
 
 /// The per-node outcomes of the last attempt of an operation, in the config's node order.

@@ -28,6 +28,9 @@ struct round
     clock::time_point deadline;
     stop_rule rule = stop_rule::all_answered;
     bool shuffle = false;
+    /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
+    /// the node's outcome.
+    bool replies_with_token = false;
 };
 
 /// Runs `r` on all `nodes` at once (a parallel group with one coroutine per node) and

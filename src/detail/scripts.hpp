@@ -17,6 +17,8 @@
 #include "detail/resp.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +33,13 @@ struct lock_shape
 {
     const std::vector<std::string>& keys;
     bool reentrant = false;
+    /// Acquisitions also bump a fencing counter per key (see `fence_key`) and answer the
+    /// largest value as their token.
+    bool fencing = false;
 };
+
+/// The fencing counter beside lock key `key`; it has no TTL.
+std::string fence_key(std::string_view key);
 
 /// A command with the function that reads each node's reply to it.
 struct request
@@ -42,6 +50,8 @@ struct request
 
 /// Acquire: SET key value NX PX for one plain key; a script otherwise.
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry);
+/// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
+request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
 /// each deleted key's release channel.
 request release_request(lock_shape lock, std::string_view value);
@@ -56,7 +66,16 @@ request check_request(lock_shape lock, std::string_view value);
 /// `value` for GET. `detail` is set for unexpected replies.
 node_status read_acquire_reply(const resp::reply& r, std::string_view value, std::string& detail);
 node_status read_script_reply(const resp::reply& r, std::string_view value, std::string& detail);
+/// A fenced acquire answers its token (>= 1) or -1 when taken.
+node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
+                                      std::string& detail);
 node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
+
+/// EVALSHA `sha` numkeys keys... args..., with the same request as EVAL of `text` as the
+/// fallback for NOSCRIPT. Keys and arguments travel as arguments only.
+command script_command(std::string_view text, std::string_view sha,
+                       const std::vector<std::string>& keys,
+                       std::initializer_list<std::string_view> args);
 
 /// The SHA-1 of a script in lower-case hex, as EVALSHA wants it.
 std::string script_sha1(std::string_view script);

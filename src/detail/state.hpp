@@ -16,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,7 +56,7 @@ struct mutex_state
     /// For a reentrant lock, the owner value every acquisition through this mutex uses.
     std::string owner;
 
-    lock_shape shape() const { return {keys, opts.reentrant}; }
+    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing}; }
 
     std::mutex report_mutex;
     report last;  // guarded by report_mutex
@@ -73,6 +74,8 @@ struct lock_state
     /// Written on the strand (acquire, extend, the watchdog); read by user threads too.
     std::atomic<clock::time_point> until{};
     std::atomic<bool> owns{false};
+    /// With options::fencing: this acquisition's token (set once, before the guard exists).
+    std::uint64_t fencing_token = 0;
 
     void set_report(report r)
     {

@@ -47,6 +47,13 @@ BOOST_AUTO_TEST_CASE(tries_must_be_at_least_one)
     BOOST_TEST(redlock::validate(options{.tries = 1}, "lock") == "");
 }
 
+BOOST_AUTO_TEST_CASE(fencing_is_refused_on_reentrant_locks)
+{
+    check_rejected(options{.reentrant = true, .fencing = true}, "options.fencing");
+    BOOST_TEST(redlock::validate(options{.fencing = true}, "lock") == "");
+    BOOST_TEST(redlock::validate(options{.reentrant = true}, "lock") == "");
+}
+
 BOOST_AUTO_TEST_CASE(drift_factor_must_be_in_0_1)
 {
     check_rejected(options{.drift_factor = -0.1}, "options.drift_factor");

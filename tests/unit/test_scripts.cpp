@@ -171,6 +171,53 @@ BOOST_AUTO_TEST_CASE(each_operation_has_its_own_script)
                args_of(release_request({hostile_keys, false}, "y").cmd.payload).at(1));
 }
 
+BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
+{
+    for (const auto* keys : {&one_key, &hostile_keys, &three_keys}) {
+        BOOST_TEST_CONTEXT(keys->size() << " keys")
+        {
+            std::vector<std::string> all = *keys;
+            std::vector<std::string> counters;
+            for (const std::string& k : *keys) {
+                counters.push_back("redlock:fence:" + k);
+                BOOST_TEST(fence_key(k) == counters.back());
+            }
+            all.insert(all.end(), counters.begin(), counters.end());
+            request acquire = acquire_request({*keys, false, true}, hostile_value, 900ms);
+            auto eval = args_of(acquire.cmd.fallback);
+            BOOST_TEST_REQUIRE(eval.size() == 3 + all.size() + 2);
+            BOOST_TEST(eval[2] == std::to_string(all.size()));
+            BOOST_TEST(std::equal(all.begin(), all.end(), eval.begin() + 3));
+            BOOST_TEST(eval[1].find("INCR") != std::string::npos);
+            BOOST_TEST(eval[1].find("TIME") != std::string::npos);
+            BOOST_TEST(acquire.read == &read_fenced_acquire_reply);
+
+            request raise = fence_raise_request({*keys, false, true}, 123456789012345ULL);
+            auto r = args_of(raise.cmd.fallback);
+            BOOST_TEST_REQUIRE(r.size() == 3 + counters.size() + 1);
+            BOOST_TEST(std::equal(counters.begin(), counters.end(), r.begin() + 3));
+            BOOST_TEST(r.back() == "123456789012345");
+            BOOST_TEST(raise.read == &read_script_reply);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(fenced_acquire_replies)
+{
+    std::string detail;
+    BOOST_TEST((read_fenced_acquire_reply(integer(1), "v", detail) == node_status::ok));
+    BOOST_TEST(
+        (read_fenced_acquire_reply(integer(1763876543123456), "v", detail) == node_status::ok));
+    BOOST_TEST((read_fenced_acquire_reply(integer(-1), "v", detail) == node_status::taken));
+    BOOST_TEST(detail.empty());
+    for (const resp::reply& r : {integer(0), integer(-2), make(resp::kind::nil),
+                                 make(resp::kind::error, "ERR value is not an integer")}) {
+        detail.clear();
+        BOOST_TEST((read_fenced_acquire_reply(r, "v", detail) == node_status::error));
+        BOOST_TEST(!detail.empty());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(acquire_replies)
 {
     std::string detail;
