@@ -1,8 +1,9 @@
 // libFuzzer target: a redlock::client against an in-process fake server whose replies are
 // the fuzz input, over a unix domain socket.
 //
-// Input: byte 0 picks a mode (its low 3 bits), the rest is what the server answers, sent in
-// one go once the first command has arrived.
+// Input: byte 0 picks a mode (its low 3 bits), the rest is what the server answers: its
+// first reply to the first command, the next to the next, and whatever cannot be decoded
+// (incomplete or malformed) to the command after the last complete reply.
 // - 0 to 5 (close): then the server closes its side of the connection;
 // - 6 (keep open): the server keeps the connection open, so requests without an answer end
 //   at their per-node deadline (1 ms);
@@ -130,15 +131,46 @@ asio::awaitable<void> drain(local::socket& s)
     }
 }
 
-// Waits for the first command, sends `answer`, then closes its side or keeps it open.
-asio::awaitable<void> answer_once(local::socket s, std::string answer, bool keep_open)
+// `answer` cut into the replies an independent decoder finds, in order, and then what is
+// left (incomplete or malformed bytes; possibly empty).
+std::vector<std::string> reply_segments(const std::string& answer)
 {
-    std::array<char, 4096> buf;
-    auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
-    if (ec) {
-        co_return;
+    std::vector<std::string> segments;
+    resp::decoder d;
+    d.feed(answer.data(), answer.size());
+    std::size_t start = 0;
+    while (d.next()) {
+        segments.push_back(answer.substr(start, d.consumed() - start));
+        start = d.consumed();
     }
-    co_await asio::async_write(s, asio::buffer(answer), use_tuple);
+    segments.push_back(answer.substr(start));
+    return segments;
+}
+
+// Answers each command with the next segment, as Redis answers one reply per command (the
+// client refuses bytes that no request is owed), then closes its side or keeps it open.
+asio::awaitable<void> answer_in_turn(local::socket s, std::vector<std::string> segments,
+                                     bool keep_open)
+{
+    std::string pending;
+    std::array<char, 4096> buf;
+    std::size_t next = 0;
+    while (next < segments.size()) {
+        auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), use_tuple);
+        if (ec) {
+            co_return;
+        }
+        pending.append(buf.data(), n);
+        std::string out;
+        for (std::size_t commands = take_commands(pending).size();
+             commands > 0 && next < segments.size(); --commands) {
+            out += segments[next++];
+        }
+        auto [wec, written] = co_await asio::async_write(s, asio::buffer(out), use_tuple);
+        if (wec) {
+            co_return;
+        }
+    }
     if (!keep_open) {
         error_code ignored;
         s.shutdown(local::socket::shutdown_send, ignored);
@@ -180,7 +212,8 @@ asio::awaitable<void> serve(local::acceptor& acceptor, std::string answer, bool 
         if (pubsub && index == 0) {
             asio::co_spawn(ex, always_taken(std::move(s)), asio::detached);
         } else if (index == (pubsub ? 1 : 0)) {
-            asio::co_spawn(ex, answer_once(std::move(s), answer, keep_open), asio::detached);
+            asio::co_spawn(ex, answer_in_turn(std::move(s), reply_segments(answer), keep_open),
+                           asio::detached);
         }
         // Any further connection is closed at once (the client's back-off is longer than a
         // run, so there should be none).

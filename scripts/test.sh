@@ -25,7 +25,7 @@ fi
 if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
   echo "== clang: build and tests, clang-tidy on src/, clang-format check"
   missing=()
-  for p in clang clang-tidy clang-format; do
+  for p in clang clang-tidy clang-format libclang-rt-14-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -38,6 +38,9 @@ if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
     -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
   ctest --test-dir build-clang --output-on-failure -j 2 -LE packaging
   clang-tidy -p build-clang --quiet src/*.cpp
-  clang-format --dry-run -Werror include/redlock/*.hpp include/redlock/detail/*.hpp src/*.cpp \
-    src/detail/*.hpp
+  # One .clang-format for every C++ file of the project.
+  git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
+
+  echo "== fuzzing: each libFuzzer target for a fixed number of runs, regressions first"
+  FUZZ_BUILD_DIR=build-fuzz fuzz/run.sh "${REDLOCK_FUZZ_RUNS:-50000}"
 fi

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 namespace redlock::detail::resp {
 
@@ -111,10 +110,6 @@ struct decoder::impl
     std::size_t max_bytes;
     /// What the objects of the reply under construction take.
     std::size_t built = 0;
-    /// Cleared when hiredis found no complete reply; set when bytes with a '\n' arrive.
-    /// Every RESP item ends in "\r\n", so without a new '\n' another call cannot finish
-    /// anything, and skipping it keeps an endless line linear (hiredis rescans it).
-    bool may_progress = false;
     /// A reply object was refused for the cap.
     bool refused = false;
 
@@ -193,9 +188,8 @@ bool decoder::feed(const char* data, std::size_t size)
             r != nullptr && r->errstr[0] != '\0' ? r->errstr : "out of memory buffering a reply";
         return false;
     }
-    if (std::memchr(data, '\n', size) != nullptr) {
-        impl_->may_progress = true;
-    }
+    note_line_ends(data, size);
+    fed_ += size;
     return true;
 }
 
@@ -204,7 +198,12 @@ std::optional<reply> decoder::next()
     if (!error_.empty()) {
         return std::nullopt;
     }
-    if (!impl_->may_progress) {
+    // hiredis looks for the "\r\n" of an unfinished line from the line's start on every
+    // call, so an endless line would cost time quadratic in its length. Lines are short in
+    // Redis (status, error, integer, length headers): one without an end is refused early.
+    const std::size_t unparsed = impl_->reader->len - impl_->reader->pos;
+    if (unparsed <= since_line_end_ && unparsed > max_line) {
+        error_ = "a reply line longer than " + std::to_string(max_line) + " bytes";
         return std::nullopt;
     }
     void* raw = nullptr;
@@ -217,13 +216,36 @@ std::optional<reply> decoder::next()
         return std::nullopt;
     }
     if (raw == nullptr) {
-        impl_->may_progress = false;
         return std::nullopt;
     }
+    // Right after a complete reply hiredis has nothing half-read (inside an item it may
+    // already have passed the type byte), so what it has not parsed is what is left.
+    consumed_ = fed_ - (impl_->reader->len - impl_->reader->pos);
     impl_->built = 0;
     std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
                                                        freeReplyObject);
     return convert(*owned);
+}
+
+void decoder::note_line_ends(const char* data, std::size_t size)
+{
+    // The last "\r\n" of the new bytes (its '\r' may be the previous feed's last byte).
+    for (std::size_t i = size; i-- > 0;) {
+        if (data[i] == '\n' && (i > 0 ? data[i - 1] == '\r' : last_was_cr_)) {
+            since_line_end_ = size - 1 - i;
+            last_was_cr_ = data[size - 1] == '\r';
+            return;
+        }
+    }
+    since_line_end_ += size;
+    if (size > 0) {
+        last_was_cr_ = data[size - 1] == '\r';
+    }
+}
+
+std::size_t decoder::consumed() const noexcept
+{
+    return consumed_;
 }
 
 bool decoder::has_buffered() const noexcept
@@ -236,6 +258,10 @@ void decoder::reset()
 {
     impl_ = std::make_unique<impl>(max_buffer_);
     error_.clear();
+    fed_ = 0;
+    consumed_ = 0;
+    since_line_end_ = 0;
+    last_was_cr_ = false;
 }
 
 }  // namespace redlock::detail::resp

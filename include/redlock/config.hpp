@@ -19,9 +19,10 @@ struct tls_settings
 {
     /// CA certificates (PEM) that sign the servers' certificates; empty: the system's.
     std::string ca_file;
-    /// A client certificate chain and its key (PEM), for servers that verify clients.
-    /// Both or neither.
+    /// A client certificate chain (PEM), for servers that verify clients. With `key_file`,
+    /// or neither.
     std::string cert_file;
+    /// The private key (PEM) of `cert_file`.
     std::string key_file;
     /// Check the server's certificate chain and that it names the node's host (or IP
     /// address). Turn off only for tests.

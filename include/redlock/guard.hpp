@@ -51,6 +51,7 @@ class guard
     /// True from a successful acquire until release (or destruction). Says nothing about
     /// validity: compare `until()` with the clock, or ask `valid()`.
     bool owns_lock() const noexcept;
+    /// `owns_lock()`.
     explicit operator bool() const noexcept { return owns_lock(); }
     /// What each node did in this guard's last operation (acquire, extend, valid, release,
     /// or the watchdog's extension). A copy: the watchdog may update it at any time.

@@ -11,6 +11,9 @@
 
 namespace redlock {
 
+/// How much a log line matters: `debug` for a first connection, `info` for a reconnection,
+/// `warning` for a connection that failed (it is retried with backoff), `error` for a
+/// server that broke the protocol.
 enum class log_level { debug, info, warning, error };
 
 /// "debug", "info", "warning", "error".

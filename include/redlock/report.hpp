@@ -35,6 +35,7 @@ struct node_outcome
 {
     /// The node, as `node::endpoint()` names it.
     std::string endpoint;
+    /// What the node did.
     node_status status = node_status::abandoned;
     /// For `error` and `timed_out`: what happened and what to check. Otherwise empty.
     std::string detail;
@@ -49,6 +50,7 @@ struct node_outcome
 /// The per-node outcomes of the last attempt of an operation, in the config's node order.
 struct report
 {
+    /// One outcome per node, in the config's order.
     std::vector<node_outcome> nodes;
     /// Attempts made (acquire may make several).
     int attempts = 0;

@@ -54,14 +54,26 @@ class decoder
     const std::string& error() const noexcept { return error_; }
     /// True when bytes are buffered that no reply taken out so far has consumed.
     bool has_buffered() const noexcept;
+    /// Bytes fed since construction or `reset()` that the replies taken out so far span.
+    std::size_t consumed() const noexcept;
+
+    /// The longest line (status, error, integer, or a length header) accepted.
+    static constexpr std::size_t max_line = 64 * 1024;
     /// Drops buffered bytes and any error: for a fresh connection.
     void reset();
 
   private:
     struct impl;
     std::unique_ptr<impl> impl_;
+    void note_line_ends(const char* data, std::size_t size);
+
     std::size_t max_buffer_;
     std::string error_;
+    std::size_t fed_ = 0;
+    std::size_t consumed_ = 0;
+    /// Bytes at the end of the buffer after its last "\r\n".
+    std::size_t since_line_end_ = 0;
+    bool last_was_cr_ = false;
 };
 
 }  // namespace redlock::detail::resp

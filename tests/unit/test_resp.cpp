@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -290,6 +291,74 @@ BOOST_AUTO_TEST_CASE(reset_clears_max_buffer_error)
     auto r = d.next();
     BOOST_TEST_REQUIRE(r.has_value());
     BOOST_TEST(show(*r) == "int(1)");
+}
+
+BOOST_AUTO_TEST_CASE(consumed_counts_the_bytes_of_replies_taken_out)
+{
+    resp::decoder d;
+    const std::string wire = "+OK\r\n$3\r\nabc\r\n:12";
+    d.feed(wire.data(), wire.size());
+    BOOST_TEST(d.consumed() == 0u);
+    BOOST_TEST_REQUIRE(d.next().has_value());
+    BOOST_TEST(d.consumed() == 5u);
+    BOOST_TEST_REQUIRE(d.next().has_value());
+    BOOST_TEST(d.consumed() == 14u);
+    BOOST_TEST(!d.next().has_value());  // ":12" is unfinished
+    BOOST_TEST(d.consumed() == 14u);
+    BOOST_TEST(d.has_buffered());
+    d.feed("\r\n", 2);
+    BOOST_TEST_REQUIRE(d.next().has_value());
+    BOOST_TEST(d.consumed() == wire.size() + 2);
+    BOOST_TEST(!d.has_buffered());
+}
+
+BOOST_AUTO_TEST_CASE(a_line_without_end_is_refused_past_max_line)
+{
+    resp::decoder d;
+    const std::string chunk(4096, 'x');
+    d.feed("-", 1);
+    std::size_t fed = 1;
+    while (d.feed(chunk.data(), chunk.size())) {
+        fed += chunk.size();
+        if (d.next().has_value() || !d.error().empty()) {
+            break;
+        }
+        BOOST_TEST_REQUIRE(fed < 2 * resp::decoder::max_line);
+    }
+    BOOST_TEST(d.error().find("line longer than") != std::string::npos, d.error());
+}
+
+BOOST_AUTO_TEST_CASE(a_long_bulk_without_newlines_is_not_a_long_line)
+{
+    resp::decoder d;
+    const std::string payload(3 * resp::decoder::max_line, 'y');
+    const std::string head = "$" + std::to_string(payload.size()) + "\r\n";
+    d.feed(head.data(), head.size());
+    for (std::size_t i = 0; i < payload.size(); i += 1000) {
+        const std::size_t n = std::min<std::size_t>(1000, payload.size() - i);
+        BOOST_TEST_REQUIRE(d.feed(payload.data() + i, n));
+        BOOST_TEST_REQUIRE(!d.next().has_value());
+        BOOST_TEST_REQUIRE(d.error().empty());
+    }
+    d.feed("\r\n", 2);
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(r->text.size() == payload.size());
+}
+
+BOOST_AUTO_TEST_CASE(a_line_end_split_across_feeds_counts)
+{
+    resp::decoder d;
+    const std::string line = "+" + std::string(resp::decoder::max_line - 10, 'z');
+    d.feed(line.data(), line.size());
+    BOOST_TEST(!d.next().has_value());
+    d.feed("\r", 1);
+    BOOST_TEST(!d.next().has_value());
+    d.feed("\n", 1);
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(r->text.size() == line.size() - 1);
+    BOOST_TEST(d.error().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
