@@ -137,59 +137,6 @@ std::string log_tail(const std::string& file, std::uintmax_t offset)
     return text.size() > 2000 ? "..." + text.substr(text.size() - 2000) : text;
 }
 
-// Everything the child needs is built before fork(): after fork only async-signal-safe calls
-// are allowed, and the test process may have other threads (Asio) holding the malloc lock.
-pid_t spawn(std::vector<std::string> args, const std::vector<std::string>& extra_env,
-            const std::string& log)
-{
-    std::vector<char*> argv, envp;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // glibc's getenv takes the first match, so extras placed first override inherited values.
-    for (auto& e : extra_env)
-        envp.push_back(const_cast<char*>(e.c_str()));
-    for (char** e = environ; *e; ++e)
-        envp.push_back(*e);
-    envp.push_back(nullptr);
-
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0)
-        throw std::system_error(errno, std::generic_category(), "open " + log);
-    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd < 0) {
-        ::close(log_fd);
-        throw std::system_error(errno, std::generic_category(), "open /dev/null");
-    }
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        // PDEATHSIG fires when the forking *thread* exits: create servers from a thread that
-        // outlives them. The getppid check closes the race with a parent that already died.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent)
-            ::_exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        // Inheriting the runner's stdout/stderr would make ctest wait for the server.
-        ::dup2(null_fd, 0);
-        ::dup2(log_fd, 1);
-        ::dup2(log_fd, 2);
-        ::close_range(3, ~0U, 0);  // hiredis/Asio sockets are not CLOEXEC
-        ::execve(argv[0], argv.data(), envp.data());
-        constexpr char msg[] = "redis_server harness: execve failed\n";
-        [[maybe_unused]] auto n = ::write(2, msg, sizeof msg - 1);
-        ::_exit(127);
-    }
-    const int err = errno;
-    ::close(log_fd);
-    ::close(null_fd);
-    if (pid < 0)
-        throw std::system_error(err, std::generic_category(), "fork");
-    return pid;
-}
-
 // Checks the pid too: if someone else grabbed our port, their server would answer PONG while
 // ours is about to exit with "Address already in use".
 bool answers_ping(std::uint16_t port, pid_t pid)
@@ -220,6 +167,59 @@ bool wait_child(pid_t pid, int options, int& status)
 }
 
 }  // namespace
+
+// Everything the child needs is built before fork(): after fork only async-signal-safe calls
+// are allowed, and the test process may have other threads (Asio) holding the malloc lock.
+pid_t spawn_child(std::vector<std::string> args, const std::vector<std::string>& extra_env,
+                  const std::string& log)
+{
+    std::vector<char*> argv, envp;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // glibc's getenv takes the first match, so extras placed first override inherited values.
+    for (auto& e : extra_env)
+        envp.push_back(const_cast<char*>(e.c_str()));
+    for (char** e = environ; *e; ++e)
+        envp.push_back(*e);
+    envp.push_back(nullptr);
+
+    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0)
+        throw std::system_error(errno, std::generic_category(), "open " + log);
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) {
+        ::close(log_fd);
+        throw std::system_error(errno, std::generic_category(), "open /dev/null");
+    }
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // PDEATHSIG fires when the forking *thread* exits: create children from a thread that
+        // outlives them. The getppid check closes the race with a parent that already died.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        // Inheriting the runner's stdout/stderr would make ctest wait for the server.
+        ::dup2(null_fd, 0);
+        ::dup2(log_fd, 1);
+        ::dup2(log_fd, 2);
+        ::close_range(3, ~0U, 0);  // hiredis/Asio sockets are not CLOEXEC
+        ::execve(argv[0], argv.data(), envp.data());
+        constexpr char msg[] = "test harness: execve failed\n";
+        [[maybe_unused]] auto n = ::write(2, msg, sizeof msg - 1);
+        ::_exit(127);
+    }
+    const int err = errno;
+    ::close(log_fd);
+    ::close(null_fd);
+    if (pid < 0)
+        throw std::system_error(err, std::generic_category(), "fork");
+    return pid;
+}
 
 redis_server::redis_server(std::vector<std::string> extra_args, std::vector<std::string> extra_env)
     : args_(std::move(extra_args)), env_(std::move(extra_env)), dir_(make_temp_dir())
@@ -267,7 +267,7 @@ bool redis_server::start()
         "--dir", dir_, "--logfile", log, "--daemonize", "no"};
     // clang-format on
     argv.insert(argv.end(), args_.begin(), args_.end());
-    pid_ = spawn(std::move(argv), env_, log);
+    pid_ = spawn_child(std::move(argv), env_, log);
     paused_ = false;
 
     const auto deadline = steady::now() + start_timeout;

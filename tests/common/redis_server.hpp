@@ -77,6 +77,13 @@ long long redis_pttl(std::uint16_t port, std::string_view key);
 // Integers as digits, nil as "(nil)", errors as their text ("ERR ..."), arrays space-joined.
 std::string redis_command(std::uint16_t port, std::vector<std::string> args);
 
+// Starts `args[0]` (a path) with `args` and `extra_env` ("NAME=value", before the inherited
+// environment) as a child that dies with the calling thread (PR_SET_PDEATHSIG), reads
+// /dev/null, writes stdout and stderr to `log` (appended) and inherits no other descriptor.
+// Throws std::system_error when it cannot fork or open the log. Returns the child's pid.
+pid_t spawn_child(std::vector<std::string> args, const std::vector<std::string>& extra_env,
+                  const std::string& log);
+
 // A port where nothing listens right now; another process may still take it later.
 std::uint16_t unused_loopback_port();
 

@@ -1,0 +1,280 @@
+#include "checker.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace redlock::faults {
+namespace {
+
+template <class T>
+std::optional<T> number(std::string_view s)
+{
+    T v{};
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+        return std::nullopt;
+    return v;
+}
+
+std::string pad(std::string s, std::size_t width, bool right)
+{
+    if (s.size() >= width)
+        return s;
+    const std::string fill(width - s.size(), ' ');
+    return right ? fill + s : s + fill;
+}
+
+// Column widths of the table; the first column is the scenario name.
+constexpr std::size_t name_width = 24;
+constexpr std::size_t kind_width = 6;
+constexpr std::size_t number_width = 9;
+constexpr std::size_t overlap_width = 12;
+
+}  // namespace
+
+std::string_view to_string(outcome o)
+{
+    switch (o) {
+        case outcome::ok:
+            return "ok";
+        case outcome::stale:
+            return "stale";
+        case outcome::error:
+            return "error";
+        case outcome::skipped:
+            return "skipped";
+    }
+    return "?";
+}
+
+std::optional<outcome> parse_outcome(std::string_view s)
+{
+    for (auto o : {outcome::ok, outcome::stale, outcome::error, outcome::skipped})
+        if (to_string(o) == s)
+            return o;
+    return std::nullopt;
+}
+
+std::optional<std::string_view> log_line::get(std::string_view name) const
+{
+    auto it = fields.find(name);
+    if (it == fields.end())
+        return std::nullopt;
+    return std::string_view(it->second);
+}
+
+std::optional<log_line> parse_line(std::string_view line)
+{
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
+        line.remove_suffix(1);
+    log_line out;
+    const auto space = line.find(' ');
+    out.kind = std::string(line.substr(0, space));
+    if (out.kind.empty() || out.kind.find('=') != std::string::npos)
+        return std::nullopt;
+    std::string_view rest = space == std::string_view::npos ? "" : line.substr(space + 1);
+    while (!rest.empty()) {
+        const auto eq = rest.find('=');
+        if (eq == 0 || eq == std::string_view::npos)
+            return std::nullopt;
+        const std::string_view name = rest.substr(0, eq);
+        if (name.find(' ') != std::string_view::npos)
+            return std::nullopt;
+        rest.remove_prefix(eq + 1);
+        if (name == "why") {  // free text to the end of the line
+            out.fields.emplace(name, rest);
+            break;
+        }
+        const auto end = rest.find(' ');
+        out.fields.emplace(name, rest.substr(0, end));
+        rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    }
+    return out;
+}
+
+std::optional<section> parse_section(const log_line& line, int worker)
+{
+    if (line.kind != "section")
+        return std::nullopt;
+    auto key = line.get("key");
+    auto token = line.get("token");
+    auto owner = line.get("owner");
+    auto start = line.get("start");
+    auto end = line.get("end");
+    auto until = line.get("until");
+    auto read = line.get("read");
+    auto write = line.get("write");
+    auto shadow = line.get("shadow");
+    if (!key || !token || !owner || !start || !end || !until || !read || !write || !shadow)
+        return std::nullopt;
+    section s;
+    s.worker = worker;
+    s.key = std::string(*key);
+    s.owner = std::string(*owner);
+    auto t = number<std::uint64_t>(*token);
+    auto b = number<std::int64_t>(*start);
+    auto e = number<std::int64_t>(*end);
+    auto u = number<std::int64_t>(*until);
+    auto r = parse_outcome(*read);
+    auto w = parse_outcome(*write);
+    if (s.key.empty() || s.owner.empty() || !t || !b || !e || !u || !r || !w || *e < *b ||
+        (*shadow != "ok" && *shadow != "skipped"))
+        return std::nullopt;
+    s.token = *t;
+    s.start_ns = *b;
+    s.end_ns = *e;
+    s.until_ns = *u;
+    s.read = *r;
+    s.write = *w;
+    s.shadow_written = *shadow == "ok";
+    return s;
+}
+
+std::string format_section(const section& s)
+{
+    return "section key=" + s.key + " token=" + std::to_string(s.token) + " owner=" + s.owner +
+           " start=" + std::to_string(s.start_ns) + " end=" + std::to_string(s.end_ns) +
+           " until=" + std::to_string(s.until_ns) + " read=" + std::string(to_string(s.read)) +
+           " write=" + std::string(to_string(s.write)) +
+           " shadow=" + (s.shadow_written ? "ok" : "skipped");
+}
+
+std::vector<overlap> find_overlaps(const std::vector<section>& sections)
+{
+    std::map<std::string_view, std::vector<const section*>> by_key;
+    for (const auto& s : sections)
+        by_key[s.key].push_back(&s);
+    std::vector<overlap> out;
+    for (auto& [key, list] : by_key) {
+        std::sort(list.begin(), list.end(), [](const section* a, const section* b) {
+            return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns < b->end_ns;
+        });
+        // Sorted by start, the sections that overlap list[i] from later on are the ones that
+        // start before it ends. Touching ends (one ends the very nanosecond the next starts)
+        // do not count: the end is taken before the release begins.
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            for (std::size_t j = i + 1; j < list.size() && list[j]->start_ns < list[i]->end_ns;
+                 ++j) {
+                if (list[j]->owner == list[i]->owner)
+                    continue;
+                out.push_back({list[i], list[j], list[j]->start_ns < list[i]->until_ns});
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const overlap& a, const overlap& b) {
+        return a.earlier->start_ns < b.earlier->start_ns;
+    });
+    return out;
+}
+
+tally count(const std::vector<section>& sections, std::size_t acquire_failures,
+            const final_counters& finals)
+{
+    tally t;
+    t.acquisitions = sections.size();
+    t.acquire_failures = acquire_failures;
+    for (const auto& o : find_overlaps(sections)) {
+        ++t.overlaps;
+        t.overlaps_in_validity += o.in_validity ? 1 : 0;
+    }
+    std::map<std::string, long long> accepted, uncertain, shadow_writes;
+    std::set<std::string> keys;
+    for (const auto& s : sections) {
+        keys.insert(s.key);
+        if (s.read == outcome::stale || s.write == outcome::stale)
+            ++t.fenced_rejects;
+        if (s.read == outcome::error || s.write == outcome::error)
+            ++t.fenced_errors;
+        if (s.write == outcome::ok)
+            ++t.fenced_accepted, ++accepted[s.key];
+        if (s.write == outcome::error)
+            ++uncertain[s.key];  // may or may not have been applied
+        if (s.shadow_written)
+            ++shadow_writes[s.key];
+    }
+    for (const auto& [k, v] : finals.fenced)
+        keys.insert(k);
+    for (const auto& [k, v] : finals.shadow)
+        keys.insert(k);
+    auto final_of = [](const std::map<std::string, long long>& m, const std::string& k) {
+        auto it = m.find(k);
+        return it == m.end() ? 0LL : it->second;
+    };
+    for (const auto& k : keys) {
+        const long long fenced = final_of(finals.fenced, k);
+        t.stale_accepted += std::max(0LL, accepted[k] - fenced);
+        t.phantom += std::max(0LL, fenced - accepted[k] - uncertain[k]);
+        t.unfenced_lost += std::max(0LL, shadow_writes[k] - final_of(finals.shadow, k));
+    }
+    return t;
+}
+
+std::vector<std::string> violations(const tally& t, const expectation& e)
+{
+    std::vector<std::string> out;
+    if (t.acquisitions == 0)
+        out.push_back("no critical section ran at all");
+    if (t.stale_accepted != 0)
+        out.push_back(std::to_string(t.stale_accepted) +
+                      " fenced update(s) lost: a stale write got past the fence");
+    if (t.phantom != 0)
+        out.push_back("the fenced counters hold " + std::to_string(t.phantom) +
+                      " more increment(s) than the writes that were accepted");
+    if (t.fenced_errors != 0)
+        // The resource server is never faulted; an error there also makes the lost-update
+        // count inexact (an errored write may have been applied).
+        out.push_back(std::to_string(t.fenced_errors) +
+                      " fenced request(s) failed against the never-faulted resource server");
+    if (e.safe) {
+        if (t.overlaps != 0)
+            out.push_back(std::to_string(t.overlaps) + " overlapping critical section(s) (" +
+                          std::to_string(t.overlaps_in_validity) +
+                          " within the earlier owner's validity) in a safe scenario");
+        return out;
+    }
+    if (t.overlaps == 0)
+        out.push_back("no overlapping critical sections: the fault did not take effect");
+    if (t.fenced_rejects == 0)
+        out.push_back("no request was refused by the fence");
+    if (t.unfenced_lost == 0)
+        out.push_back("the unfenced shadow counter lost no update: the overlap never raced");
+    if (e.lock_broken && *e.lock_broken && t.overlaps_in_validity == 0)
+        out.push_back(
+            "no overlap began within the earlier owner's validity: the lock did not fail");
+    if (e.lock_broken && !*e.lock_broken && t.overlaps_in_validity != 0)
+        out.push_back(std::to_string(t.overlaps_in_validity) +
+                      " overlap(s) began within the earlier owner's validity: the lock itself "
+                      "failed, not just the paused client");
+    return out;
+}
+
+std::string table_header()
+{
+    std::string h = pad("scenario", name_width, false) + " " + pad("kind", kind_width, false) +
+                    pad("acquired", number_width, true) + pad("acq fail", number_width, true) +
+                    pad("overlaps", overlap_width, true) + pad("rejected", number_width, true) +
+                    pad("stale ok", number_width, true) + pad("unfenced", number_width, true) +
+                    "  result\n";
+    h += pad("", name_width + 1 + kind_width + 2 * number_width, false) +
+         pad("(in valid.)", overlap_width, true) + pad("by fence", number_width, true) +
+         pad("(lost)", number_width, true) + pad("lost", number_width, true) + "\n";
+    return h;
+}
+
+std::string table_row(std::string_view scenario, const expectation& e, const tally& t, bool passed)
+{
+    const std::string overlaps =
+        std::to_string(t.overlaps) + " (" + std::to_string(t.overlaps_in_validity) + ")";
+    return pad(std::string(scenario), name_width, false) + " " +
+           pad(e.safe ? "safe" : "unsafe", kind_width, false) +
+           pad(std::to_string(t.acquisitions), number_width, true) +
+           pad(std::to_string(t.acquire_failures), number_width, true) +
+           pad(overlaps, overlap_width, true) +
+           pad(std::to_string(t.fenced_rejects), number_width, true) +
+           pad(std::to_string(t.stale_accepted), number_width, true) +
+           pad(std::to_string(t.unfenced_lost), number_width, true) + "  " +
+           (passed ? "ok" : "FAIL") + "\n";
+}
+
+}  // namespace redlock::faults

@@ -1,0 +1,121 @@
+#pragma once
+
+// The fault suite's checker: pure logic over what the workers logged and what the resource
+// server holds at the end. No I/O, no servers, so that it has unit tests of its own.
+//
+// A worker logs one `section` line per critical section it ran (see worker.cpp). From these the
+// checker counts:
+// - overlaps: pairs of critical sections on the same key by different owners whose
+//   [start, end] intervals intersect on CLOCK_MONOTONIC (system-wide, so the processes of one
+//   machine compare). Of these, "in validity" are those where the later section began before
+//   the earlier owner's lock validity (`guard::until()`) ran out: the lock itself failed, not
+//   just a client that overran its lock (a pause past its TTL);
+// - fenced rejects: sections whose fenced read or write the resource refused as stale;
+// - stale accepted: lost updates of the fenced counter, (fenced writes accepted) - (final
+//   counter), summed over keys. Every write stores read + 1, so any write that slipped past the
+//   fence with a stale read shows up as a missing increment;
+// - unfenced lost: the same for the shadow counter that the same sections update with a plain
+//   GET/SET, i.e. what would have been lost without fencing.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::faults {
+
+enum class outcome { ok, stale, error, skipped };
+
+std::string_view to_string(outcome o);
+std::optional<outcome> parse_outcome(std::string_view s);
+
+// One critical section, as a worker logged it. Times are CLOCK_MONOTONIC nanoseconds.
+struct section
+{
+    int worker = 0;
+    std::string key;
+    std::uint64_t token = 0;
+    std::string owner;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t until_ns = 0;  // the guard's validity deadline
+    outcome read = outcome::skipped;
+    outcome write = outcome::skipped;
+    bool shadow_written = false;  // the unfenced SET went through
+};
+
+// A line of a worker's log: "<kind> name=value ...". A field named `why` takes the rest of the
+// line, so that error messages may contain spaces.
+struct log_line
+{
+    std::string kind;
+    std::map<std::string, std::string, std::less<>> fields;
+
+    // The field, or std::nullopt.
+    std::optional<std::string_view> get(std::string_view name) const;
+};
+
+// nullopt for a line that is not "kind name=value ..." (e.g. stray output of a library).
+std::optional<log_line> parse_line(std::string_view line);
+// A `section` line as a section; nullopt when a field is missing or malformed.
+std::optional<section> parse_section(const log_line& line, int worker);
+
+// The inverse of parse_section (the worker formats its lines with it).
+std::string format_section(const section& s);
+
+struct overlap
+{
+    const section* earlier = nullptr;  // by start time
+    const section* later = nullptr;
+    bool in_validity = false;  // later->start_ns < earlier->until_ns
+};
+
+// Every overlapping pair (same key, different owners), ordered by the earlier section's start.
+std::vector<overlap> find_overlaps(const std::vector<section>& sections);
+
+// The resource server's counters at the end, per key (absent key: 0).
+struct final_counters
+{
+    std::map<std::string, long long> fenced;
+    std::map<std::string, long long> shadow;
+};
+
+struct tally
+{
+    std::size_t acquisitions = 0;  // critical sections run
+    std::size_t acquire_failures = 0;
+    std::size_t overlaps = 0;
+    std::size_t overlaps_in_validity = 0;
+    std::size_t fenced_rejects = 0;   // sections refused by the fence (read or write)
+    std::size_t fenced_accepted = 0;  // fenced writes that succeeded
+    std::size_t fenced_errors = 0;    // fenced reads/writes that failed otherwise
+    long long stale_accepted = 0;     // lost fenced updates; must be 0
+    long long phantom = 0;            // final counter above accepted + uncertain writes; must be 0
+    long long unfenced_lost = 0;      // lost shadow updates
+};
+
+tally count(const std::vector<section>& sections, std::size_t acquire_failures,
+            const final_counters& finals);
+
+// What a scenario must show.
+struct expectation
+{
+    // Safe: no overlap at all. Unsafe: at least one overlap, caught by the fence (>= 1 reject),
+    // where the unfenced shadow counter lost an update (what the fence saved).
+    bool safe = true;
+    // Unsafe only: whether the overlap must be within the earlier owner's validity (the lock
+    // failed: true), or must all lie past it (the lock held, the client overran it: false).
+    std::optional<bool> lock_broken{};
+};
+
+// Empty when the tally meets the expectation; otherwise one message per violation.
+std::vector<std::string> violations(const tally& t, const expectation& e);
+
+// The table: a header (two lines) and one row per scenario.
+std::string table_header();
+std::string table_row(std::string_view scenario, const expectation& e, const tally& t, bool passed);
+
+}  // namespace redlock::faults

@@ -1,0 +1,1128 @@
+// The fault-injection suite. Each test case is one scenario: five fresh lock nodes (real
+// redis-servers), one resource server that is never faulted, and four fault_worker processes
+// that contend for two keys, each owner running a fenced and an unfenced read-modify-write on
+// the resource (worker.cpp). Faults follow a schedule; afterwards the checker (checker.hpp)
+// tallies the workers' logs and the resource's counters into one table row per scenario.
+//
+// Every scenario has an engineered part and, for most, a background part. The engineered part
+// makes the outcome deterministic: worker 0 is told to stop itself inside a critical section
+// (between its reads and its writes), the fault is applied (usually to the nodes that hold its
+// key), and the driver waits for a rival's critical section on that key (an event in the logs,
+// bounded by the holder's validity) before resuming it. In a safe scenario no rival may get in;
+// in an unsafe one a rival must, and then the holder's or the rival's request must be refused
+// by the fence. The background part repeats the fault at random while the workers contend, for
+// the rest of the run.
+//
+//   scenario                  fault                                                   kind
+//   baseline                  none (the holder is stopped 1.5 s within its validity)  safe
+//   node-sigstop              SIGSTOP/SIGCONT of a minority of nodes                   safe
+//   restart-aof-always        SIGKILL + restart of a majority, appendfsync always      safe
+//   restart-delayed           SIGKILL of a majority, no persistence, restart after
+//                             the longest TTL                                          safe
+//   restart-at-once           the same, restarted at once                              unsafe
+//   client-stop-past-ttl      the holder stopped past its TTL                          unsafe
+//   client-pause-cmd          CLIENT PAUSE ms WRITE on up to a majority                safe
+//   client-kill               CLIENT KILL TYPE normal on any nodes                     safe
+//   fast-clock-1-of-5         node 0 on a x10 clock (libfaketime), holder outvotes it  safe
+//   fast-clock-1-bare-quorum  the same, holder won with a bare quorum counting node 0  unsafe
+//   fast-clock-3-of-5         nodes 0-2 on a x10 clock                                 unsafe
+//
+// Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
+// Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
+// lost, and an update lost on the unfenced shadow counter (what fencing saved). Whether the
+// overlap began within the earlier owner's validity tells a broken lock (restart-at-once, fast
+// clocks) from a client that overran a lock that worked (client-stop-past-ttl); that is
+// asserted too.
+//
+// `fault_tests -- --soak` (or REDLOCK_FAULTS_SOAK=1) runs each scenario ten times longer,
+// repeating the engineered part every 10 s. REDLOCK_FAULTS_SEED fixes the random choices (not
+// the timing). The workers' logs of a failed scenario are kept (the path is printed); set
+// REDLOCK_FAULTS_KEEP_LOGS=1 to keep them all.
+
+#define BOOST_TEST_MODULE redlock_faults
+#include <boost/test/unit_test.hpp>
+
+#include "checker.hpp"
+#include "common/redis_server.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+using ms = std::chrono::milliseconds;
+namespace rt = redlock::test;
+namespace rf = redlock::faults;
+
+constexpr std::size_t node_count = 5;
+constexpr std::size_t quorum = node_count / 2 + 1;
+constexpr int worker_count = 4;
+const std::vector<std::string> lock_keys = {"lock:a", "lock:b"};
+constexpr ms work_time = 2ms;  // between a section's reads and writes
+constexpr ms poll_interval = 2ms;
+constexpr ms ready_timeout = 15s;
+constexpr ms stop_timeout = 15s;    // for worker 0 to reach its next critical section
+constexpr ms resume_timeout = 15s;  // for a resumed worker to finish its section
+constexpr ms exit_grace = 30s;      // after the run, for workers to finish and exit
+// How long a holder is kept stopped within its validity to show that nobody else gets in, and
+// the margin kept before its validity ends.
+constexpr ms safe_hold = 1500ms;
+constexpr ms validity_margin = 300ms;
+// A delayed restart waits the longest expiry in use plus this, for the nodes' clock drift.
+constexpr ms restart_delay_margin = 200ms;
+// The engineered part starts only while the workers have at least this long left to run.
+constexpr ms engineered_lead = 5s;
+
+// ---- the run profile ----
+
+bool soak_requested()
+{
+    if (const char* v = std::getenv("REDLOCK_FAULTS_SOAK"); v && *v && std::string_view(v) != "0")
+        return true;
+    auto& suite = boost::unit_test::framework::master_test_suite();
+    for (int i = 1; i < suite.argc; ++i)
+        if (std::string_view(suite.argv[i]) == "--soak")
+            return true;
+    return false;
+}
+
+unsigned base_seed()
+{
+    static const unsigned seed = [] {
+        if (const char* v = std::getenv("REDLOCK_FAULTS_SEED"); v && *v)
+            return static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+        return std::random_device{}();
+    }();
+    return seed;
+}
+
+// ---- clocks ----
+
+// CLOCK_MONOTONIC in nanoseconds: the scale of the workers' logs.
+std::int64_t monotonic_ns()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+steady::time_point from_monotonic(std::int64_t ns)
+{
+    return steady::now() + std::chrono::nanoseconds(ns - monotonic_ns());
+}
+
+void sleep_until(steady::time_point t)
+{
+    std::this_thread::sleep_until(t);
+}
+
+// ---- libfaketime: a node whose clock runs ten times too fast ----
+
+std::string existing(std::vector<std::string> candidates, std::string_view what)
+{
+    for (const auto& c : candidates)
+        if (::access(c.c_str(), R_OK) == 0)
+            return c;
+    std::string list;
+    for (const auto& c : candidates)
+        list += "\n  " + c;
+    throw std::runtime_error(std::string(what) + " not found; looked for:" + list +
+                             "\n(install the Debian package faketime: scripts/setup.sh does)");
+}
+
+// The environment of a redis-server with a x10 clock. glibc's debug malloc is preloaded too:
+// redis's jemalloc deadlocks under plain libfaketime (../shared/design/testing.md).
+std::vector<std::string> fast_clock_env()
+{
+#if defined(__x86_64__)
+    const std::string triplet = "x86_64-linux-gnu";
+#elif defined(__aarch64__)
+    const std::string triplet = "aarch64-linux-gnu";
+#else
+    const std::string triplet = "unknown";
+#endif
+    // REDLOCK_FAKETIME_LIB names the library where the Debian paths do not apply.
+    const char* custom = std::getenv("REDLOCK_FAKETIME_LIB");
+    const std::string faketime = existing(
+        custom && *custom
+            ? std::vector<std::string>{custom}
+            : std::vector<std::string>{"/usr/lib/" + triplet + "/faketime/libfaketime.so.1",
+                                       "/usr/lib/faketime/libfaketime.so.1"},
+        "libfaketime");
+    const std::string malloc_debug = existing({"/lib/" + triplet + "/libc_malloc_debug.so.0",
+                                               "/usr/lib/" + triplet + "/libc_malloc_debug.so.0"},
+                                              "glibc's libc_malloc_debug.so.0");
+    return {"LD_PRELOAD=" + faketime + " " + malloc_debug, "FAKETIME=+0 x10"};
+}
+
+// A node's wall clock in microseconds, from TIME ("seconds microseconds").
+long long node_time_us(std::uint16_t port)
+{
+    std::istringstream in(rt::redis_command(port, {"TIME"}));
+    long long sec = 0, usec = 0;
+    if (!(in >> sec >> usec))
+        throw std::runtime_error("TIME on port " + std::to_string(port) + ": unexpected reply");
+    return sec * 1'000'000 + usec;
+}
+
+// Makes sure the fault is really in effect: an unsafe scenario that fails for want of a fast
+// clock should say so, not report a missing overlap.
+void require_fast_clock(std::uint16_t port)
+{
+    const auto t0 = steady::now();
+    const long long n0 = node_time_us(port);
+    std::this_thread::sleep_for(100ms);  // a measurement interval, not a wait for an event
+    const long long n1 = node_time_us(port);
+    const double real_us = std::chrono::duration<double, std::micro>(steady::now() - t0).count();
+    const double rate = static_cast<double>(n1 - n0) / real_us;
+    if (rate < 5.0)
+        throw std::runtime_error("node on port " + std::to_string(port) +
+                                 " should run a x10 clock under libfaketime, but runs x" +
+                                 std::to_string(rate));
+}
+
+// ---- worker processes ----
+
+class worker_process
+{
+  public:
+    // Like the servers: dies with the test, never holds its stdout (ctest would wait for it).
+    worker_process(int id, std::vector<std::string> args, const std::string& log)
+        : id_(id), pid_(redlock::test::spawn_child(std::move(args), {}, log))
+    {
+    }
+    ~worker_process() { kill(); }
+    worker_process(const worker_process&) = delete;
+    worker_process& operator=(const worker_process&) = delete;
+
+    int id() const { return id_; }
+    bool running() const { return !exited_; }
+
+    void signal(int sig)
+    {
+        if (!exited_)
+            ::kill(pid_, sig);
+    }
+
+    // True once the worker has stopped itself (raise(SIGSTOP)); false if it exited instead or
+    // the deadline passed.
+    bool wait_stopped(steady::time_point deadline)
+    {
+        while (!exited_) {
+            int st = 0;
+            const pid_t r = ::waitpid(pid_, &st, WUNTRACED | WNOHANG);
+            if (r == pid_ && WIFSTOPPED(st))
+                return true;
+            if (r == pid_)
+                reaped(st);
+            else if (steady::now() >= deadline)
+                return false;
+            else
+                std::this_thread::sleep_for(poll_interval);
+        }
+        return false;
+    }
+
+    // True once the worker has exited (see status()); false at the deadline.
+    bool wait_exit(steady::time_point deadline)
+    {
+        while (!exited_) {
+            int st = 0;
+            const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+            if (r == pid_)
+                reaped(st);
+            else if (steady::now() >= deadline)
+                return false;
+            else
+                std::this_thread::sleep_for(poll_interval);
+        }
+        return true;
+    }
+
+    void kill()
+    {
+        if (exited_)
+            return;
+        ::kill(pid_, SIGKILL);
+        ::kill(pid_, SIGCONT);
+        int st = 0;
+        while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+        }
+        reaped(st);
+    }
+
+    bool exited_ok() const { return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0; }
+
+    std::string describe_status() const
+    {
+        if (!exited_)
+            return "still running";
+        if (WIFEXITED(status_))
+            return "exit status " + std::to_string(WEXITSTATUS(status_));
+        if (WIFSIGNALED(status_))
+            return std::string("killed by ") + ::strsignal(WTERMSIG(status_));
+        return "status " + std::to_string(status_);
+    }
+
+  private:
+    void reaped(int st)
+    {
+        exited_ = true;
+        status_ = st;
+    }
+
+    int id_;
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    int status_ = 0;
+};
+
+// The complete lines appended to a file since the last call.
+class log_reader
+{
+  public:
+    explicit log_reader(std::string path) : path_(std::move(path)) {}
+
+    std::vector<std::string> new_lines()
+    {
+        std::ifstream in(path_, std::ios::binary);
+        in.seekg(static_cast<std::streamoff>(offset_));
+        std::ostringstream s;
+        s << in.rdbuf();
+        const std::string text = s.str();
+        offset_ += text.size();
+        partial_ += text;
+        std::vector<std::string> out;
+        std::size_t begin = 0;
+        for (std::size_t nl; (nl = partial_.find('\n', begin)) != std::string::npos; begin = nl + 1)
+            out.push_back(partial_.substr(begin, nl - begin));
+        partial_.erase(0, begin);
+        return out;
+    }
+
+  private:
+    std::string path_;
+    std::uintmax_t offset_ = 0;
+    std::string partial_;
+};
+
+// Worker 0 stopped inside a critical section: what it holds.
+struct stop_event
+{
+    std::string key;
+    std::uint64_t token = 0;
+    std::string owner;
+    std::int64_t start_ns = 0;
+    std::int64_t until_ns = 0;
+    steady::time_point until() const { return from_monotonic(until_ns); }
+};
+
+class run;
+
+struct scenario
+{
+    std::string name;
+    rf::expectation expect;
+    ms expiry{2000};
+    ms duration{8000};  // CI profile; the soak profile runs ten times longer
+    std::vector<std::string> node_args{};
+    std::size_t fast_clock_nodes = 0;  // nodes 0..n-1 run a x10 clock
+    std::function<void(run&)> engineered{};
+    std::function<void(run&, steady::time_point)> background{};  // runs until the time given
+};
+
+// One scenario's servers, workers and logs.
+class run
+{
+  public:
+    run(const scenario& s, bool soak, unsigned seed) : s_(s), rng_(seed), soak_(soak)
+    {
+        resource_ = std::make_unique<rt::redis_server>();
+        const auto fast_env = s.fast_clock_nodes ? fast_clock_env() : std::vector<std::string>{};
+        for (std::size_t i = 0; i < node_count; ++i) {
+            nodes_.push_back(std::make_unique<rt::redis_server>(
+                s.node_args, i < s.fast_clock_nodes ? fast_env : std::vector<std::string>{}));
+            if (i < s.fast_clock_nodes)
+                require_fast_clock(nodes_.back()->port());
+        }
+        std::string urls;
+        for (auto& n : nodes_)
+            urls += (urls.empty() ? "" : ",") + n->url();
+        std::string keys;
+        for (auto& k : lock_keys)
+            keys += (keys.empty() ? "" : ",") + k;
+        duration_ = soak ? s.duration * 10 : s.duration;
+        ready_.assign(worker_count, false);
+        for (int i = 0; i < worker_count; ++i) {
+            const std::string log = dir_.path + "/worker-" + std::to_string(i) + ".log";
+            readers_.emplace_back(log);
+            workers_.push_back(std::make_unique<worker_process>(
+                i,
+                std::vector<std::string>{
+                    REDLOCK_FAULT_WORKER, "--id", std::to_string(i), "--nodes", urls,
+                    "--resource-port", std::to_string(resource_->port()), "--keys", keys,
+                    "--expiry-ms", std::to_string(s.expiry.count()), "--work-ms",
+                    std::to_string(work_time.count()), "--duration-ms",
+                    std::to_string(duration_.count()), "--seed", std::to_string(seed + 1 + i)},
+                log));
+        }
+        wait_for([&] { return std::count(ready_.begin(), ready_.end(), true) == worker_count; },
+                 ready_timeout, "all workers to start");
+        end_ = steady::now() + duration_;
+    }
+
+    run(const run&) = delete;
+    run& operator=(const run&) = delete;
+
+    const scenario& spec() const { return s_; }
+    bool soak() const { return soak_; }
+    steady::time_point end() const { return end_; }
+    rt::redis_server& node(std::size_t i) { return *nodes_.at(i); }
+    std::mt19937& rng() { return rng_; }
+    const std::string& dir() const { return dir_.path; }
+    void keep_logs() { dir_.keep = true; }
+    void note(std::string text) { notes_.push_back(std::move(text)); }
+    const std::vector<std::string>& notes() const { return notes_; }
+
+    // Reads what the workers logged since the last call.
+    void poll()
+    {
+        for (std::size_t i = 0; i < readers_.size(); ++i) {
+            for (auto& text : readers_[i].new_lines()) {
+                auto line = rf::parse_line(text);
+                if (!line) {
+                    stray_.push_back("worker " + std::to_string(i) + ": " + text);
+                    continue;
+                }
+                if (line->kind == "section") {
+                    auto s = rf::parse_section(*line, static_cast<int>(i));
+                    if (s)
+                        sections_.push_back(std::move(*s));
+                    else
+                        stray_.push_back("worker " + std::to_string(i) + " (bad): " + text);
+                } else if (line->kind == "ready") {
+                    ready_.at(i) = true;
+                } else if (line->kind == "acquire_failed") {
+                    ++acquire_failures_;
+                    ++failure_reasons_[std::string(line->get("why").value_or("?"))];
+                } else if (line->kind == "stop") {
+                    stops_.push_back(*line);
+                } else if (line->kind == "fatal" || line->kind == "fence_error") {
+                    problems_.push_back("worker " + std::to_string(i) + ": " + text);
+                }  // release_failed: expected where a fault took the lock away
+            }
+        }
+    }
+
+    // Polls the logs until `pred` holds; throws naming `what` after `limit`.
+    template <class Pred>
+    void wait_for(Pred pred, ms limit, const std::string& what)
+    {
+        const auto deadline = steady::now() + limit;
+        for (;;) {
+            poll();
+            if (pred())
+                return;
+            for (auto& w : workers_)
+                if (w->wait_exit(steady::now()) && !w->exited_ok())  // reaps, never blocks
+                    throw std::runtime_error("worker " + std::to_string(w->id()) + " ended (" +
+                                             w->describe_status() + ") while waiting for " + what +
+                                             recent_output());
+            if (steady::now() >= deadline)
+                throw std::runtime_error("timed out after " + std::to_string(limit.count()) +
+                                         " ms waiting for " + what + recent_output());
+            std::this_thread::sleep_for(poll_interval);
+        }
+    }
+
+    // Arms worker 0 and waits until it has stopped itself inside a critical section.
+    stop_event stop_holder()
+    {
+        worker_process& w = *workers_.at(0);
+        const std::size_t before = stops_.size();
+        w.signal(SIGUSR1);
+        if (!w.wait_stopped(steady::now() + stop_timeout))
+            throw std::runtime_error("worker 0 did not stop inside a critical section within " +
+                                     std::to_string(stop_timeout.count()) + " ms (" +
+                                     w.describe_status() + ")");
+        // The stop line was written before the stop: it is in the log now.
+        wait_for([&] { return stops_.size() > before; }, 1s, "worker 0's stop line");
+        const rf::log_line& l = stops_.back();
+        stop_event e;
+        e.key = std::string(l.get("key").value_or(""));
+        e.owner = std::string(l.get("owner").value_or(""));
+        e.token = std::stoull(std::string(l.get("token").value_or("0")));
+        e.start_ns = std::stoll(std::string(l.get("start").value_or("0")));
+        e.until_ns = std::stoll(std::string(l.get("until").value_or("0")));
+        return e;
+    }
+
+    // Waits until another owner's critical section on the stopped holder's key is logged (it
+    // overlaps the holder's, which is still open), or until `limit`. True if one was.
+    bool wait_rival(const stop_event& e, steady::time_point limit)
+    {
+        for (;;) {
+            poll();
+            for (const auto& s : sections_)
+                if (s.key == e.key && s.owner != e.owner && s.end_ns > e.start_ns)
+                    return true;
+            if (steady::now() >= limit)
+                return false;
+            std::this_thread::sleep_for(poll_interval);
+        }
+    }
+
+    // Resumes worker 0 and waits for the section it was stopped in to be logged.
+    void resume_holder(const stop_event& e)
+    {
+        workers_.at(0)->signal(SIGCONT);
+        wait_for(
+            [&] {
+                return std::any_of(sections_.begin(), sections_.end(), [&](const rf::section& s) {
+                    return s.owner == e.owner && s.token == e.token;
+                });
+            },
+            resume_timeout, "worker 0 to finish its critical section after SIGCONT");
+    }
+
+    // The nodes (running and answering) whose copy of `e.key` holds the stopped owner's value,
+    // then the others, so that the first `quorum` of them are the ones to fault.
+    std::vector<std::size_t> holders_first(const stop_event& e)
+    {
+        std::vector<std::size_t> holding, others;
+        for (std::size_t i = 0; i < node_count; ++i) {
+            const bool holds = nodes_[i]->running() && !nodes_[i]->paused() &&
+                               rt::redis_get(nodes_[i]->port(), e.key) == e.owner;
+            (holds ? holding : others).push_back(i);
+        }
+        note(std::to_string(holding.size()) + " node(s) held " + e.key + " for worker 0");
+        holding.insert(holding.end(), others.begin(), others.end());
+        return holding;
+    }
+
+    // Whether node i's copy of the stopped holder's key still has its value.
+    bool holds(std::size_t i, const stop_event& e)
+    {
+        return rt::redis_get(nodes_.at(i)->port(), e.key) == e.owner;
+    }
+
+    // `n` distinct random node indexes.
+    std::vector<std::size_t> random_nodes(std::size_t n)
+    {
+        std::vector<std::size_t> all(node_count);
+        std::iota(all.begin(), all.end(), std::size_t{0});
+        std::shuffle(all.begin(), all.end(), rng_);
+        all.resize(n);
+        return all;
+    }
+
+    // After the schedule: every node back up, then wait for the workers to end their runs.
+    void finish()
+    {
+        for (auto& n : nodes_) {
+            n->resume();
+            if (!n->running())
+                n->restart();
+        }
+        const auto deadline = std::max(end_, steady::now()) + exit_grace;
+        for (auto& w : workers_) {
+            w->signal(SIGCONT);  // in case the schedule failed while worker 0 was stopped
+            if (!w->wait_exit(deadline))
+                problems_.push_back("worker " + std::to_string(w->id()) + " did not exit within " +
+                                    std::to_string(exit_grace.count()) + " ms after its run");
+        }
+        for (auto& w : workers_)
+            w->kill();
+        poll();
+        for (auto& w : workers_)
+            if (!w->exited_ok())
+                problems_.push_back("worker " + std::to_string(w->id()) + ": " +
+                                    w->describe_status());
+    }
+
+    rf::final_counters finals()
+    {
+        rf::final_counters f;
+        for (const auto& k : lock_keys) {
+            f.fenced[k] =
+                counter(rt::redis_command(resource_->port(), {"HGET", "fenced:" + k, "value"}));
+            f.shadow[k] = counter(rt::redis_command(resource_->port(), {"GET", "shadow:" + k}));
+        }
+        return f;
+    }
+
+    const std::vector<rf::section>& sections() const { return sections_; }
+    std::size_t acquire_failures() const { return acquire_failures_; }
+    const std::vector<std::string>& problems() const { return problems_; }
+    const std::vector<std::string>& stray() const { return stray_; }
+    const std::map<std::string, std::size_t>& failure_reasons() const { return failure_reasons_; }
+
+  private:
+    // The workers' complaints so far, for an error message.
+    std::string recent_output() const
+    {
+        std::string out;
+        for (const auto* list : {&problems_, &stray_})
+            for (std::size_t i = list->size() > 5 ? list->size() - 5 : 0; i < list->size(); ++i)
+                out += "\n  " + (*list)[i];
+        return out;
+    }
+
+    static long long counter(const std::string& reply)
+    {
+        if (reply == "(nil)")
+            return 0;
+        return std::stoll(reply);
+    }
+
+    // Where the workers' logs go; removed at the end unless kept. Declared first, so that the
+    // processes writing there are gone before it is.
+    struct log_dir
+    {
+        std::string path;
+        bool keep = false;
+        log_dir()
+        {
+            char tmpl[] = "/tmp/redlock-faults-XXXXXX";
+            if (!::mkdtemp(tmpl))
+                throw std::system_error(errno, std::generic_category(), "mkdtemp");
+            path = tmpl;
+        }
+        ~log_dir()
+        {
+            std::error_code ec;
+            if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
+                std::filesystem::remove_all(path, ec);
+        }
+        log_dir(const log_dir&) = delete;
+        log_dir& operator=(const log_dir&) = delete;
+    };
+
+    log_dir dir_;
+    const scenario& s_;
+    std::mt19937 rng_;
+    bool soak_;
+    ms duration_{};
+    steady::time_point end_{};
+    // Declared before the workers, so destroyed after them: clients go first.
+    std::unique_ptr<rt::redis_server> resource_;
+    std::vector<std::unique_ptr<rt::redis_server>> nodes_;
+    std::vector<std::unique_ptr<worker_process>> workers_;
+    std::vector<log_reader> readers_;
+    std::vector<bool> ready_;
+    std::vector<rf::section> sections_;
+    std::vector<rf::log_line> stops_;
+    std::size_t acquire_failures_ = 0;
+    std::map<std::string, std::size_t> failure_reasons_;
+    std::vector<std::string> problems_;
+    std::vector<std::string> stray_;
+    std::vector<std::string> notes_;
+};
+
+// ---- engineered parts ----
+
+// The stopped holder must stay alone for a while (but never past its validity).
+steady::time_point safe_hold_limit(const stop_event& e)
+{
+    return std::min(steady::now() + safe_hold, e.until() - validity_margin);
+}
+
+// Holds worker 0 inside its critical section while `fault` acts on the nodes; `undo` runs
+// before it is resumed. Used by safe scenarios: no rival may get in.
+void hold_alone(run& r, const std::function<void(run&, const stop_event&)>& fault = {},
+                const std::function<void(run&)>& undo = {})
+{
+    const stop_event e = r.stop_holder();
+    if (fault)
+        fault(r, e);
+    if (r.wait_rival(e, safe_hold_limit(e)))
+        r.note("a rival entered " + e.key + " while worker 0 held it");
+    if (undo)
+        undo(r);
+    r.resume_holder(e);
+}
+
+// Holds worker 0 while `fault` acts, until a rival has run a critical section on its key or
+// `limit(e)` passes. Used by unsafe scenarios.
+void hold_until_rival(run& r, const std::function<void(run&, const stop_event&)>& fault,
+                      const std::function<steady::time_point(const stop_event&)>& limit)
+{
+    const stop_event e = r.stop_holder();
+    if (fault)
+        fault(r, e);
+    if (!r.wait_rival(e, limit(e)))
+        r.note("no rival entered " + e.key + " while worker 0 was stopped");
+    r.resume_holder(e);
+}
+
+steady::time_point before_validity_ends(const stop_event& e)
+{
+    return e.until() - validity_margin;
+}
+
+void kill_and_restart(run& r, const std::vector<std::size_t>& which)
+{
+    // Crash them all first, then bring them back: a simultaneous failure, not a rolling one.
+    for (auto i : which)
+        r.node(i).kill();
+    for (auto i : which)
+        r.node(i).restart();
+}
+
+std::vector<std::size_t> first(std::vector<std::size_t> v, std::size_t n)
+{
+    v.resize(std::min(n, v.size()));
+    return v;
+}
+
+// ---- background faults (each runs until `until`, leaving every node up) ----
+
+void sleep_bounded(ms d, steady::time_point until)
+{
+    sleep_until(std::min(steady::now() + d, until));
+}
+
+void background_sigstop(run& r, steady::time_point until)
+{
+    while (steady::now() < until) {
+        const auto victims = r.random_nodes(2);  // a minority: the lock stays available
+        for (auto i : victims)
+            r.node(i).pause();
+        sleep_bounded(300ms, until);
+        for (auto i : victims)
+            r.node(i).resume();
+        sleep_bounded(200ms, until);
+    }
+}
+
+void background_restarts(run& r, steady::time_point until)
+{
+    while (steady::now() < until) {
+        kill_and_restart(r, r.random_nodes(quorum));  // a majority
+        sleep_bounded(600ms, until);
+    }
+}
+
+// Without persistence a restarted node has forgotten its locks; waiting out the longest TTL
+// before it rejoins makes that harmless (the Redlock paper's delayed restart).
+void background_restart_delayed(run& r, steady::time_point until)
+{
+    while (steady::now() < until) {
+        const auto victims = r.random_nodes(quorum);
+        for (auto i : victims)
+            r.node(i).kill();
+        sleep_until(steady::now() + r.spec().expiry + restart_delay_margin);  // even past `until`
+        for (auto i : victims)
+            r.node(i).restart();
+        sleep_bounded(1500ms, until);
+    }
+}
+
+void background_client_pause(run& r, steady::time_point until)
+{
+    while (steady::now() < until) {
+        std::uniform_int_distribution<std::size_t> how_many(1, quorum);
+        for (auto i : r.random_nodes(how_many(r.rng())))
+            rt::redis_command(r.node(i).port(), {"CLIENT", "PAUSE", "300", "WRITE"});
+        sleep_bounded(400ms, until);
+    }
+}
+
+void background_client_kill(run& r, steady::time_point until)
+{
+    while (steady::now() < until) {
+        std::uniform_int_distribution<std::size_t> how_many(1, node_count);
+        for (auto i : r.random_nodes(how_many(r.rng())))
+            rt::redis_command(r.node(i).port(), {"CLIENT", "KILL", "TYPE", "normal"});
+        sleep_bounded(250ms, until);
+    }
+}
+
+// ---- a fast clock on node 0 ----
+//
+// A node whose clock runs x10 expires its copy of a key ten times too early. Whether that is
+// survivable depends on where else the holder's key is: the holder is safe while a quorum of
+// normal nodes keeps it, and it usually does (its SET reaches all five). But an acquisition
+// that won with a bare quorum, e.g. because a contender's split vote still occupied two nodes,
+// and that counts the fast node in it, is left with a minority once that copy expires; a
+// rival then takes the fast node and the two others. One bad clock out of five is enough.
+
+constexpr std::size_t fast_node = 0;
+constexpr int precondition_attempts = 10;
+
+std::size_t normal_holders(run& r, const stop_event& e)
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < node_count; ++i)
+        n += i != fast_node && r.holds(i, e) ? 1 : 0;
+    return n;
+}
+
+// Safe: worker 0 held on a quorum of normal nodes; the fast node's copy expires, nobody gets in.
+// A stop where worker 0 won with a bare quorum that counts the fast node is the unsafe case
+// below: it is resumed at once (within a millisecond, far inside the fast node's TTL) and the
+// stop is tried again.
+void fast_node_outvoted(run& r)
+{
+    for (int attempt = 1;; ++attempt) {
+        const stop_event e = r.stop_holder();
+        if (normal_holders(r, e) >= quorum) {
+            if (r.wait_rival(e, safe_hold_limit(e)))
+                r.note("a rival entered " + e.key + " while worker 0 held it");
+            if (r.holds(fast_node, e))
+                throw std::runtime_error(
+                    "the x10 node still holds the key after the hold: "
+                    "its clock did not run fast");
+            r.resume_holder(e);
+            return;
+        }
+        r.note("worker 0 held a bare quorum with the fast node; stopped it again");
+        r.resume_holder(e);
+        if (attempt == precondition_attempts)
+            throw std::runtime_error("worker 0 never held a quorum of normal nodes in " +
+                                     std::to_string(attempt) + " stops");
+    }
+}
+
+// Keys left by a contender whose attempt failed (a split vote) and that it has not yet deleted.
+const std::string leftover = "leftover-of-a-split-vote";
+
+// Unsafe: the same fault, when worker 0 won with a bare quorum that counts the fast node. The
+// bare quorum is arranged by a split vote's leftovers on two normal nodes; they are cleaned up
+// while worker 0 holds, as their owner would.
+void fast_node_in_a_bare_quorum(run& r)
+{
+    const std::vector<std::size_t> occupied = {3, 4};
+    auto clean_up = [&] {
+        for (auto i : occupied)
+            for (const auto& k : lock_keys)
+                rt::redis_command(r.node(i).port(),
+                                  {"EVAL",
+                                   "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+                                   "return redis.call('DEL', KEYS[1]) end return 0",
+                                   "1", k, leftover});
+    };
+    for (int attempt = 1;; ++attempt) {
+        // Each key is free on a node within milliseconds (sections last ~2 ms): retry NX.
+        const auto deadline = steady::now() + 5s;
+        for (auto i : occupied)
+            for (const auto& k : lock_keys)
+                while (rt::redis_command(r.node(i).port(),
+                                         {"SET", k, leftover, "NX", "PX", "5000"}) != "OK")
+                    if (steady::now() >= deadline)
+                        throw std::runtime_error("could not place the leftover keys");
+        const stop_event e = r.stop_holder();
+        const bool bare = r.holds(1, e) && r.holds(2, e);  // and 0, unless expired already
+        clean_up();
+        if (bare) {
+            if (!r.wait_rival(e, before_validity_ends(e)))
+                r.note("no rival entered " + e.key + " while worker 0 was stopped");
+            r.resume_holder(e);
+            return;
+        }
+        r.note("worker 0 did not hold nodes 1 and 2; stopped it again");
+        r.resume_holder(e);
+        if (attempt == precondition_attempts)
+            throw std::runtime_error("worker 0 never won the bare quorum in " +
+                                     std::to_string(attempt) + " stops");
+    }
+}
+
+// ---- the scenarios ----
+
+std::vector<scenario> scenarios()
+{
+    const std::vector<std::string> aof_always = {"--appendonly", "yes", "--appendfsync", "always"};
+    return {
+        {.name = "baseline",
+         .expect = {.safe = true},
+         .duration = 4000ms,
+         .engineered = [](run& r) { hold_alone(r); }},
+        {.name = "node-sigstop",
+         .expect = {.safe = true},
+         .engineered =
+             [](run& r) {
+                 std::vector<std::size_t> stopped;
+                 hold_alone(
+                     r,
+                     [&](run& r, const stop_event& e) {
+                         // Silence a minority of the holder's nodes: the rest still refuse.
+                         stopped = first(r.holders_first(e), quorum - 1);
+                         for (auto i : stopped)
+                             r.node(i).pause();
+                     },
+                     [&](run& r) {
+                         for (auto i : stopped)
+                             r.node(i).resume();
+                     });
+             },
+         .background = background_sigstop},
+        {.name = "restart-aof-always",
+         .expect = {.safe = true},
+         .node_args = aof_always,
+         .engineered =
+             [](run& r) {
+                 hold_alone(r, [](run& r, const stop_event& e) {
+                     const auto victims = first(r.holders_first(e), quorum);
+                     kill_and_restart(r, victims);
+                     // Otherwise nobody getting in could just mean the nodes were not back.
+                     for (auto i : victims)
+                         if (!r.holds(i, e))
+                             throw std::runtime_error("node " + std::to_string(i) +
+                                                      " lost the holder's key in a restart "
+                                                      "despite appendfsync always");
+                 });
+             },
+         .background = background_restarts},
+        {.name = "restart-delayed",
+         .expect = {.safe = true},
+         .engineered =
+             [](run& r) {
+                 // As restart-at-once, but the crashed nodes return only once every key they
+                 // held has expired, so after the holder's validity: it stays alone to the end.
+                 const stop_event e = r.stop_holder();
+                 const auto victims = first(r.holders_first(e), quorum);
+                 for (auto i : victims)
+                     r.node(i).kill();
+                 const auto killed = steady::now();
+                 if (r.wait_rival(e, before_validity_ends(e)))
+                     r.note("a rival entered " + e.key + " while a majority was down");
+                 r.resume_holder(e);
+                 sleep_until(killed + r.spec().expiry + restart_delay_margin);
+                 for (auto i : victims)
+                     r.node(i).restart();
+             },
+         .background = background_restart_delayed},
+        {.name = "restart-at-once",
+         .expect = {.safe = false, .lock_broken = true},
+         .expiry = 3000ms,
+         .engineered =
+             [](run& r) {
+                 hold_until_rival(
+                     r,
+                     [](run& r, const stop_event& e) {
+                         kill_and_restart(r, first(r.holders_first(e), quorum));
+                     },
+                     before_validity_ends);
+             }},
+        {.name = "client-stop-past-ttl",
+         .expect = {.safe = false, .lock_broken = false},
+         .expiry = 1000ms,
+         .engineered =
+             [](run& r) {
+                 // Stopped past its TTL: the lock expires and passes on; the holder's late
+                 // write must be refused.
+                 hold_until_rival(r, {}, [](const stop_event& e) { return e.until() + 5s; });
+             }},
+        {.name = "client-pause-cmd",
+         .expect = {.safe = true},
+         .engineered =
+             [](run& r) {
+                 hold_alone(r, [](run& r, const stop_event& e) {
+                     // Writes stall on a majority, the holder's key among them; its TTL keeps
+                     // running on the others.
+                     for (auto i : first(r.holders_first(e), quorum))
+                         rt::redis_command(r.node(i).port(), {"CLIENT", "PAUSE", "1000", "WRITE"});
+                 });
+             },
+         .background = background_client_pause},
+        {.name = "client-kill",
+         .expect = {.safe = true},
+         .engineered =
+             [](run& r) {
+                 hold_alone(r, [](run& r, const stop_event&) {
+                     for (std::size_t i = 0; i < node_count; ++i)
+                         rt::redis_command(r.node(i).port(), {"CLIENT", "KILL", "TYPE", "normal"});
+                 });
+             },
+         .background = background_client_kill},
+        {.name = "fast-clock-1-of-5",
+         .expect = {.safe = true},
+         .expiry = 3000ms,  // the fast node keeps a key 300 ms: far longer than any section
+         .fast_clock_nodes = 1,
+         .engineered = fast_node_outvoted},
+        {.name = "fast-clock-1-bare-quorum",
+         .expect = {.safe = false, .lock_broken = true},
+         .expiry = 3000ms,
+         .fast_clock_nodes = 1,
+         .engineered = fast_node_in_a_bare_quorum},
+        {.name = "fast-clock-3-of-5",
+         .expect = {.safe = false, .lock_broken = true},
+         .expiry = 3000ms,
+         .fast_clock_nodes = 3,
+         .engineered = [](run& r) { hold_until_rival(r, {}, before_validity_ends); }},
+    };
+}
+
+// ---- running one scenario ----
+
+struct suite_clock
+{
+    suite_clock() : start(steady::now()) {}
+    ~suite_clock()
+    {
+        const double s = std::chrono::duration<double>(steady::now() - start).count();
+        std::cout << "fault suite: " << rows << " scenario(s) in " << static_cast<int>(s + 0.5)
+                  << " s (" << (soak_requested() ? "soak" : "CI") << " profile, seed "
+                  << base_seed() << ")\n"
+                  << std::flush;
+    }
+    steady::time_point start;
+    static inline int rows = 0;
+};
+BOOST_TEST_GLOBAL_FIXTURE(suite_clock);
+
+void print_row(const std::string& row)
+{
+    if (suite_clock::rows++ == 0)
+        std::cout << rf::table_header();
+    std::cout << row << std::flush;
+}
+
+std::string describe(const rf::section& s)
+{
+    return "worker " + std::to_string(s.worker) + " token " + std::to_string(s.token) + " [" +
+           std::to_string(s.start_ns / 1'000'000) + ", " + std::to_string(s.end_ns / 1'000'000) +
+           "] ms until " + std::to_string(s.until_ns / 1'000'000) + " read " +
+           std::string(rf::to_string(s.read)) + " write " + std::string(rf::to_string(s.write));
+}
+
+void run_scenario(const std::string& name)
+{
+    const auto all = scenarios();
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const scenario& s) { return s.name == name; });
+    BOOST_REQUIRE(it != all.end());
+    const scenario& s = *it;
+    const bool soak = soak_requested();
+    const unsigned seed = base_seed() + static_cast<unsigned>(std::distance(all.begin(), it)) * 100;
+
+    run r(s, soak, seed);
+    std::vector<std::string> problems;
+    try {
+        do {
+            // Near the end worker 0 may finish its run instead of stopping when armed.
+            if (s.engineered && r.end() - steady::now() > engineered_lead)
+                s.engineered(r);
+            const auto slice_end = soak ? std::min(r.end(), steady::now() + 10s) : r.end();
+            if (s.background)
+                s.background(r, slice_end);
+            else
+                sleep_until(slice_end);
+        } while (soak && steady::now() < r.end());
+    } catch (const std::exception& e) {
+        problems.push_back(std::string("schedule: ") + e.what());
+    }
+    r.finish();
+    problems.insert(problems.end(), r.problems().begin(), r.problems().end());
+
+    if (std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
+        std::cerr << s.name << ": logs in " << r.dir() << "\n";
+    const rf::tally t = rf::count(r.sections(), r.acquire_failures(), r.finals());
+    auto violated = rf::violations(t, s.expect);
+    const bool passed = problems.empty() && violated.empty();
+    print_row(rf::table_row(s.name, s.expect, t, passed));
+
+    for (const auto& p : problems)
+        BOOST_ERROR(s.name << ": " << p);
+    for (const auto& v : violated)
+        BOOST_ERROR(s.name << ": " << v);
+    if (!passed) {
+        r.keep_logs();
+        std::ostringstream d;
+        d << s.name << ": seed " << base_seed() << ", logs kept in " << r.dir() << "\n";
+        for (const auto& n : r.notes())
+            d << "  note: " << n << "\n";
+        int shown = 0;
+        for (const auto& o : rf::find_overlaps(r.sections())) {
+            if (shown++ == 5)
+                break;
+            d << "  overlap on " << o.earlier->key << (o.in_validity ? " (in validity)" : "")
+              << ":\n    " << describe(*o.earlier) << "\n    " << describe(*o.later) << "\n";
+        }
+        for (const auto& [why, n] : r.failure_reasons())
+            d << "  acquire failed " << n << "x: " << why << "\n";
+        for (std::size_t i = 0; i < r.stray().size() && i < 10; ++i)
+            d << "  stray output: " << r.stray()[i] << "\n";
+        BOOST_TEST_MESSAGE(d.str());
+        std::cerr << d.str();
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(faults)
+
+BOOST_AUTO_TEST_CASE(baseline)
+{
+    run_scenario("baseline");
+}
+BOOST_AUTO_TEST_CASE(node_sigstop)
+{
+    run_scenario("node-sigstop");
+}
+BOOST_AUTO_TEST_CASE(restart_with_aof_always)
+{
+    run_scenario("restart-aof-always");
+}
+BOOST_AUTO_TEST_CASE(restart_delayed_past_the_ttl)
+{
+    run_scenario("restart-delayed");
+}
+BOOST_AUTO_TEST_CASE(restart_at_once_without_persistence)
+{
+    run_scenario("restart-at-once");
+}
+BOOST_AUTO_TEST_CASE(client_stopped_past_its_ttl)
+{
+    run_scenario("client-stop-past-ttl");
+}
+BOOST_AUTO_TEST_CASE(client_pause_command)
+{
+    run_scenario("client-pause-cmd");
+}
+BOOST_AUTO_TEST_CASE(client_kill_command)
+{
+    run_scenario("client-kill");
+}
+BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
+{
+    run_scenario("fast-clock-1-of-5");
+}
+BOOST_AUTO_TEST_CASE(one_fast_clock_in_a_bare_quorum)
+{
+    run_scenario("fast-clock-1-bare-quorum");
+}
+BOOST_AUTO_TEST_CASE(three_fast_clocks_of_five)
+{
+    run_scenario("fast-clock-3-of-5");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

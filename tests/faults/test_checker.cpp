@@ -1,0 +1,189 @@
+// Unit tests of the fault suite's checker (checker.hpp): no servers, no processes.
+#define BOOST_TEST_MODULE fault_checker
+#include <boost/test/unit_test.hpp>
+
+#include "checker.hpp"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace redlock::faults {
+// How Boost.Test prints an outcome in a failed assertion.
+inline std::ostream& boost_test_print_type(std::ostream& os, outcome o)
+{
+    return os << to_string(o);
+}
+}  // namespace redlock::faults
+
+using namespace redlock::faults;
+
+namespace {
+
+section make(std::string key, std::string owner, std::int64_t start, std::int64_t end,
+             std::uint64_t token = 1, outcome write = outcome::ok)
+{
+    section s;
+    s.key = std::move(key);
+    s.owner = std::move(owner);
+    s.token = token;
+    s.start_ns = start;
+    s.end_ns = end;
+    s.until_ns = start + 1000;
+    s.read = outcome::ok;
+    s.write = write;
+    s.shadow_written = true;
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_section_line_round_trips)
+{
+    section s = make("k1", "b3DuZ+/=", 100, 250, 42, outcome::stale);
+    s.until_ns = 900;
+    s.read = outcome::ok;
+    s.shadow_written = false;
+    auto line = parse_line(format_section(s) + "\n");
+    BOOST_REQUIRE(line);
+    auto back = parse_section(*line, 7);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->worker == 7);
+    BOOST_TEST(back->key == "k1");
+    BOOST_TEST(back->owner == "b3DuZ+/=");
+    BOOST_TEST(back->token == 42u);
+    BOOST_TEST(back->start_ns == 100);
+    BOOST_TEST(back->end_ns == 250);
+    BOOST_TEST(back->until_ns == 900);
+    BOOST_TEST(back->read == outcome::ok);
+    BOOST_TEST(back->write == outcome::stale);
+    BOOST_TEST(!back->shadow_written);
+}
+
+BOOST_AUTO_TEST_CASE(why_takes_the_rest_of_the_line_and_junk_is_refused)
+{
+    auto line = parse_line("acquire_failed key=k2 code=3 why=no quorum: 2 of 5 = too few");
+    BOOST_REQUIRE(line);
+    BOOST_TEST(line->kind == "acquire_failed");
+    BOOST_TEST(*line->get("key") == "k2");
+    BOOST_TEST(*line->get("why") == "no quorum: 2 of 5 = too few");
+    BOOST_TEST(!line->get("missing"));
+
+    BOOST_TEST(!parse_line(""));
+    BOOST_TEST(!parse_line("=x"));
+    BOOST_TEST(!parse_line("section novalue"));
+    BOOST_TEST(parse_line("ready")->fields.empty());
+    // A section line with a field missing or malformed is not a section.
+    section s = make("k", "o", 1, 2);
+    std::string text = format_section(s);
+    BOOST_TEST(!parse_section(*parse_line(text.substr(0, text.find(" shadow="))), 0));
+    auto bad = text;
+    bad.replace(bad.find("token=1"), 7, "token=x");
+    BOOST_TEST(!parse_section(*parse_line(bad), 0));
+    BOOST_TEST(!parse_section(*parse_line("stop key=k token=1"), 0));
+}
+
+BOOST_AUTO_TEST_CASE(overlaps_are_per_key_between_different_owners)
+{
+    std::vector<section> v = {
+        make("a", "o1", 0, 100),   make("a", "o2", 100, 200),  // touches the first: no overlap
+        make("b", "o3", 50, 150),                              // other key
+        make("a", "o4", 150, 400),                             // overlaps o2
+        make("a", "o5", 300, 350),                             // inside o4
+    };
+    auto found = find_overlaps(v);
+    BOOST_REQUIRE_EQUAL(found.size(), 2u);
+    BOOST_TEST(found[0].earlier->owner == "o2");
+    BOOST_TEST(found[0].later->owner == "o4");
+    BOOST_TEST(found[1].earlier->owner == "o4");
+    BOOST_TEST(found[1].later->owner == "o5");
+    // until = start + 1000 in make(): both later sections began within validity.
+    BOOST_TEST(found[0].in_validity);
+    BOOST_TEST(found[1].in_validity);
+}
+
+BOOST_AUTO_TEST_CASE(an_overlap_after_the_earlier_owners_validity_is_told_apart)
+{
+    // The earlier owner was paused past its validity; the later one began after that.
+    section paused = make("k", "slow", 0, 5000);
+    paused.until_ns = 1000;
+    std::vector<section> v = {paused, make("k", "fast", 1200, 1300)};
+    auto found = find_overlaps(v);
+    BOOST_REQUIRE_EQUAL(found.size(), 1u);
+    BOOST_TEST(!found[0].in_validity);
+}
+
+BOOST_AUTO_TEST_CASE(lost_updates_are_accepted_writes_minus_the_final_counter)
+{
+    std::vector<section> v = {make("a", "o1", 0, 10), make("a", "o2", 20, 30),
+                              make("a", "o3", 40, 50), make("b", "o4", 0, 10)};
+    final_counters finals{{{"a", 2}, {"b", 1}}, {{"a", 3}, {"b", 0}}};
+    tally t = count(v, 5, finals);
+    BOOST_TEST(t.acquisitions == 4u);
+    BOOST_TEST(t.acquire_failures == 5u);
+    BOOST_TEST(t.overlaps == 0u);
+    BOOST_TEST(t.fenced_accepted == 4u);
+    BOOST_TEST(t.stale_accepted == 1);  // a: 3 accepted, counter 2
+    BOOST_TEST(t.phantom == 0);
+    BOOST_TEST(t.unfenced_lost == 1);  // b: 1 shadow write, counter 0
+}
+
+BOOST_AUTO_TEST_CASE(rejects_errors_and_phantom_increments_are_counted)
+{
+    std::vector<section> v = {make("a", "o1", 0, 10, 5, outcome::ok),
+                              make("a", "o2", 20, 30, 4, outcome::skipped),
+                              make("a", "o3", 40, 50, 6, outcome::error)};
+    v[1].read = outcome::stale;
+    // The errored write may have been applied: 1 or 2 are both explained; 3 is not.
+    for (long long final_value : {1LL, 2LL}) {
+        tally t = count(v, 0, {{{"a", final_value}}, {{"a", 3}}});
+        BOOST_TEST(t.fenced_rejects == 1u);
+        BOOST_TEST(t.fenced_errors == 1u);
+        BOOST_TEST(t.stale_accepted == 0);
+        BOOST_TEST(t.phantom == 0);
+    }
+    BOOST_TEST(count(v, 0, {{{"a", 3}}, {{"a", 3}}}).phantom == 1);
+}
+
+BOOST_AUTO_TEST_CASE(safe_and_unsafe_expectations)
+{
+    tally clean;
+    clean.acquisitions = 10;
+    BOOST_TEST(violations(clean, {.safe = true}).empty());
+    BOOST_TEST(violations(clean, {.safe = false}).size() == 3u);  // no overlap, reject, loss
+
+    tally caught = clean;
+    caught.overlaps = 1;
+    caught.overlaps_in_validity = 1;
+    caught.fenced_rejects = 1;
+    caught.unfenced_lost = 1;
+    BOOST_TEST(violations(caught, {.safe = false}).empty());
+    BOOST_TEST(violations(caught, {.safe = false, .lock_broken = true}).empty());
+    BOOST_TEST(violations(caught, {.safe = false, .lock_broken = false}).size() == 1u);
+    BOOST_TEST(violations(caught, {.safe = true}).size() == 1u);
+
+    tally leaked = caught;
+    leaked.stale_accepted = 1;
+    BOOST_TEST(violations(leaked, {.safe = false}).size() == 1u);
+    tally idle;
+    BOOST_TEST(violations(idle, {.safe = true}).size() == 1u);
+    tally errors = clean;
+    errors.fenced_errors = 2;
+    BOOST_TEST(violations(errors, {.safe = true}).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(table_rows_line_up_with_the_header)
+{
+    tally t;
+    t.acquisitions = 1234;
+    t.overlaps = 3;
+    t.overlaps_in_validity = 2;
+    const std::string header = table_header();
+    const std::string row = table_row("restart-at-once", {.safe = false}, t, true);
+    const std::string first = header.substr(0, header.find('\n'));
+    BOOST_TEST(row.size() - 1 == first.size() - std::string("result").size() + 2);
+    BOOST_TEST(row.find("restart-at-once") == 0u);
+    BOOST_TEST(row.find("unsafe") != std::string::npos);
+    BOOST_TEST(row.find("3 (2)") != std::string::npos);
+    BOOST_TEST(row.find(" ok\n") != std::string::npos);
+}

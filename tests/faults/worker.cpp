@@ -1,0 +1,350 @@
+// fault_worker: one client process of the fault-injection suite (driver.cpp starts several).
+//
+//   fault_worker --id N --nodes URL,URL,... --resource-port P --keys K,K,...
+//                --expiry-ms E --work-ms W --duration-ms D --seed S
+//
+// Until D ms have passed it locks a random key of K (with fencing) and, holding it, runs a
+// read-modify-write on that key's counter twice in the resource server on port P: once fenced
+// (redlock::fenced_store, hash "fenced:<key>") and once as a plain GET/SET ("shadow:<key>"),
+// the latter to show what the same critical sections would lose without fencing. Each critical
+// section becomes one `section` line on stdout (checker.hpp has the format), written with one
+// write(2) before the release starts.
+//
+// SIGUSR1 arms a self-stop: the next critical section, between its reads and its writes,
+// prints a `stop` line and raises SIGSTOP, so that the driver pauses a lock holder at exactly
+// that point (a GC pause, a swapped-out process) and resumes it with SIGCONT when it wants.
+// Raising the stop here, rather than sending it from the driver, leaves no race about where
+// the process was when it stopped.
+//
+// Exit status 0 after D ms, 1 on an unexpected failure (printed as a `fatal` line), 2 on bad
+// arguments.
+
+#include <redlock/fenced_store.hpp>
+#include <redlock/redlock.hpp>
+
+#include "checker.hpp"
+#include "common/redis_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redlock::faults::outcome;
+
+namespace {
+
+volatile std::sig_atomic_t stop_armed = 0;
+
+extern "C" void on_sigusr1(int)
+{
+    stop_armed = 1;
+}
+
+struct arguments
+{
+    int id = 0;
+    std::vector<std::string> nodes;
+    std::uint16_t resource_port = 0;
+    std::vector<std::string> keys;
+    std::chrono::milliseconds expiry{1000};
+    std::chrono::milliseconds work{2};
+    std::chrono::milliseconds duration{5000};
+    unsigned seed = 0;
+};
+
+// One write(2) per line: the driver reads the log while the worker writes it, and must never
+// see half a line as a whole one.
+void emit(std::string line)
+{
+    line += '\n';
+    std::string_view rest = line;
+    while (!rest.empty()) {
+        const ssize_t n = ::write(STDOUT_FILENO, rest.data(), rest.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// Messages go into `why=`, which runs to the end of the line: keep them on one line.
+std::string one_line(std::string s)
+{
+    for (char& c : s)
+        if (c == '\n' || c == '\r')
+            c = ' ';
+    return s;
+}
+
+[[noreturn]] void usage(const std::string& problem)
+{
+    std::fprintf(stderr,
+                 "fault_worker: %s\nusage: fault_worker --id N --nodes URL,... --resource-port P "
+                 "--keys K,... --expiry-ms E --work-ms W --duration-ms D --seed S\n",
+                 problem.c_str());
+    std::exit(2);
+}
+
+std::vector<std::string> split(std::string_view list)
+{
+    std::vector<std::string> out;
+    while (!list.empty()) {
+        const auto comma = list.find(',');
+        out.emplace_back(list.substr(0, comma));
+        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+    }
+    return out;
+}
+
+long long number(std::string_view flag, std::string_view s)
+{
+    long long v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < 0)
+        usage(std::string(flag) + " wants a non-negative number, not '" + std::string(s) + "'");
+    return v;
+}
+
+arguments parse(int argc, char** argv)
+{
+    arguments a;
+    for (int i = 1; i < argc; i += 2) {
+        const std::string_view flag = argv[i];
+        if (i + 1 >= argc)
+            usage(std::string(flag) + " needs a value");
+        const std::string_view value = argv[i + 1];
+        if (flag == "--id")
+            a.id = static_cast<int>(number(flag, value));
+        else if (flag == "--nodes")
+            a.nodes = split(value);
+        else if (flag == "--resource-port")
+            a.resource_port = static_cast<std::uint16_t>(number(flag, value));
+        else if (flag == "--keys")
+            a.keys = split(value);
+        else if (flag == "--expiry-ms")
+            a.expiry = std::chrono::milliseconds(number(flag, value));
+        else if (flag == "--work-ms")
+            a.work = std::chrono::milliseconds(number(flag, value));
+        else if (flag == "--duration-ms")
+            a.duration = std::chrono::milliseconds(number(flag, value));
+        else if (flag == "--seed")
+            a.seed = static_cast<unsigned>(number(flag, value));
+        else
+            usage("unknown argument '" + std::string(flag) + "'");
+    }
+    if (a.nodes.empty() || a.keys.empty() || a.resource_port == 0)
+        usage("--nodes, --keys and --resource-port are required");
+    return a;
+}
+
+// Nanoseconds on CLOCK_MONOTONIC, which all processes of the machine share. steady_clock is
+// that clock with libstdc++; reading it directly makes the cross-process comparison explicit.
+std::int64_t monotonic_ns()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A steady_clock time point (a guard's until()) on the same scale as monotonic_ns().
+std::int64_t to_monotonic_ns(std::chrono::steady_clock::time_point t)
+{
+    const auto delta = t - std::chrono::steady_clock::now();
+    return monotonic_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(delta).count();
+}
+
+outcome classify(const boost::system::error_code& ec)
+{
+    if (!ec)
+        return outcome::ok;
+    return ec == redlock::error::stale_token ? outcome::stale : outcome::error;
+}
+
+long long counter_value(const std::optional<std::string>& v)
+{
+    if (!v)
+        return 0;
+    long long n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size())
+        throw std::runtime_error("resource counter holds '" + *v + "', not a number");
+    return n;
+}
+
+struct totals
+{
+    long sections = 0;
+    long acquire_failures = 0;
+};
+
+asio::awaitable<void> pause_for(std::chrono::milliseconds d)
+{
+    asio::steady_timer timer(co_await asio::this_coro::executor, d);
+    co_await timer.async_wait(asio::use_awaitable);
+}
+
+// The critical section, run while `g` holds `key`. Returns its log line.
+asio::awaitable<redlock::faults::section> critical_section(const arguments& a,
+                                                           redlock::fenced_store& store,
+                                                           const redlock::guard& g,
+                                                           const std::string& key)
+{
+    redlock::faults::section s;
+    s.key = key;
+    s.token = g.fencing_token();
+    s.owner = g.value();
+    s.until_ns = to_monotonic_ns(g.until());
+    s.start_ns = monotonic_ns();
+
+    auto [read_ec, value] =
+        co_await store.async_read("fenced:" + key, g, asio::as_tuple(asio::use_awaitable));
+    s.read = classify(read_ec);
+    if (read_ec && s.read == outcome::error)
+        emit("fence_error op=read key=" + key + " why=" + one_line(store.last_error()));
+    // The unfenced twin: the same read-modify-write with nothing but the lock to protect it.
+    const std::string shadow_key = "shadow:" + key;
+    const long long shadow = counter_value(redlock::test::redis_get(a.resource_port, shadow_key));
+
+    if (stop_armed) {
+        stop_armed = 0;
+        emit("stop key=" + key + " token=" + std::to_string(s.token) + " owner=" + s.owner +
+             " start=" + std::to_string(s.start_ns) + " until=" + std::to_string(s.until_ns));
+        ::raise(SIGSTOP);  // returns after the driver's SIGCONT
+    } else {
+        co_await pause_for(a.work);  // the work that makes the read-modify-write racy
+    }
+
+    if (s.read == outcome::ok) {
+        auto [write_ec] =
+            co_await store.async_write("fenced:" + key, std::to_string(counter_value(value) + 1), g,
+                                       asio::as_tuple(asio::use_awaitable));
+        s.write = classify(write_ec);
+        if (write_ec && s.write == outcome::error)
+            emit("fence_error op=write key=" + key + " why=" + one_line(store.last_error()));
+    }
+    redlock::test::redis_set(a.resource_port, shadow_key, std::to_string(shadow + 1));
+    s.shadow_written = true;
+    s.end_ns = monotonic_ns();
+    co_return s;
+}
+
+asio::awaitable<totals> work(const arguments& a, redlock::client& client)
+{
+    auto ex = co_await asio::this_coro::executor;
+    redlock::fenced_store store(
+        ex, redlock::config::from_urls({"redis://127.0.0.1:" + std::to_string(a.resource_port)}));
+    std::vector<redlock::mutex> mutexes;
+    for (const auto& key : a.keys)
+        // `wait` bounds one acquire, so that a worker stuck behind a held key still notices
+        // the end of its run in time.
+        mutexes.push_back(
+            client.make_mutex(key, {.expiry = a.expiry,
+                                    .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
+                                    .fencing = true}));
+    std::mt19937 rng(a.seed);
+    std::uniform_int_distribution<std::size_t> pick(0, a.keys.size() - 1);
+    std::uniform_int_distribution<int> think_ms(0, 3);
+    totals t;
+    const auto deadline = std::chrono::steady_clock::now() + a.duration;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const std::size_t i = pick(rng);
+        const std::string& key = a.keys[i];
+        auto [ec, g] = co_await mutexes[i].async_acquire(asio::as_tuple(asio::use_awaitable));
+        if (ec) {
+            ++t.acquire_failures;
+            emit("acquire_failed key=" + key + " code=" + std::to_string(ec.value()) +
+                 " why=" + one_line(ec.message()));
+            co_await pause_for(std::chrono::milliseconds(5 + think_ms(rng)));
+            continue;
+        }
+        const auto s = co_await critical_section(a, store, g, key);
+        emit(redlock::faults::format_section(s));
+        ++t.sections;
+        auto [rel_ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        if (rel_ec)  // the lock expired or was lost in a fault: expected in some scenarios
+            emit("release_failed key=" + key + " token=" + std::to_string(s.token) +
+                 " why=" + one_line(rel_ec.message()));
+        co_await pause_for(std::chrono::milliseconds(think_ms(rng)));
+    }
+    co_return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const arguments a = parse(argc, argv);
+    struct sigaction sa
+    {
+    };
+    sa.sa_handler = on_sigusr1;
+    sa.sa_flags = SA_RESTART;  // blocking reads of the shadow GET/SET must not see EINTR
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGUSR1, &sa, nullptr);
+
+    asio::io_context io;
+    std::optional<totals> result;
+    std::exception_ptr failure;
+    try {
+        redlock::config cfg = redlock::config::from_urls(a.nodes);
+        // Nodes come back within milliseconds here; the default 2 s cap on the reconnect
+        // pause would keep a restarted node out of most of a short scenario.
+        cfg.reconnect_backoff_max = 250ms;
+        redlock::client client(io.get_executor(), std::move(cfg));
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                try {
+                    result = co_await work(a, client);
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+                co_await client.async_shutdown(asio::as_tuple(asio::use_awaitable));
+            },
+            [&](std::exception_ptr e) {
+                if (e && !failure)
+                    failure = e;
+            });
+        // Only now may the driver send SIGUSR1: its default action would kill the process.
+        emit("ready id=" + std::to_string(a.id) + " pid=" + std::to_string(::getpid()));
+        io.run();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            emit("fatal why=" + one_line(e.what()));
+        }
+        return 1;
+    }
+    emit("done sections=" + std::to_string(result ? result->sections : 0) +
+         " acquire_failures=" + std::to_string(result ? result->acquire_failures : 0));
+    return 0;
+}
