@@ -132,7 +132,7 @@ asio::awaitable<read_result> read_op(std::shared_ptr<fenced_store_impl> s, std::
     if (ec) {
         co_return read_result{ec, std::nullopt};
     }
-    const auto& e = reply.elements;
+    auto& e = reply.elements;
     if (reply.type != resp::kind::array || e.empty() || e[0].type != resp::kind::integer) {
         s->note_error(unexpected_reply(*s));
         co_return read_result{error::failed, std::nullopt};
@@ -186,7 +186,7 @@ void initiate_fenced_write(std::shared_ptr<fenced_store_impl> s, std::string key
 
 }  // namespace detail
 
-fenced_store::fenced_store(const executor_type& ex, config cfg)
+fenced_store::fenced_store(const executor_type& ex, const config& cfg)
 {
     if (cfg.nodes.size() != 1) {
         throw boost::system::system_error(

@@ -95,7 +95,8 @@ struct decoder::impl
 {
     // The objects may take as much as the buffer, but at least 64 KiB, so that a small
     // buffer cap still admits small replies (an object costs more than its wire bytes).
-    explicit impl(std::size_t max_buffer) : max_bytes(std::max<std::size_t>(max_buffer, 64 * 1024))
+    explicit impl(std::size_t max_buffer)
+        : max_bytes(std::max<std::size_t>(max_buffer, std::size_t{64} * 1024))
     {
         if (reader != nullptr) {
             reader->fn = &counted_functions();

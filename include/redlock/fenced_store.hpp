@@ -47,7 +47,7 @@ class fenced_store
 
     /// `cfg` must name exactly one node; its connection settings apply. Throws
     /// `boost::system::system_error` (`error::invalid_argument`) otherwise. No I/O.
-    fenced_store(const executor_type& ex, config cfg);
+    fenced_store(const executor_type& ex, const config& cfg);
     fenced_store(const fenced_store&) = delete;
     fenced_store& operator=(const fenced_store&) = delete;
     fenced_store(fenced_store&&) noexcept = default;
@@ -74,7 +74,8 @@ class fenced_store
                                                                  std::optional<std::string>)>(
             [](auto handler, const std::shared_ptr<detail::fenced_store_impl>& s, std::string k,
                std::uint64_t t, std::string o) {
-                detail::initiate_fenced_read(s, std::move(k), t, std::move(o), std::move(handler));
+                detail::read_handler h(std::move(handler));
+                detail::initiate_fenced_read(s, std::move(k), t, std::move(o), std::move(h));
             },
             ct, impl_, std::move(key), token, std::move(owner));
     }
@@ -96,8 +97,9 @@ class fenced_store
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
             [](auto handler, const std::shared_ptr<detail::fenced_store_impl>& s, std::string k,
                std::string v, std::uint64_t t, std::string o) {
+                detail::write_handler h(std::move(handler));
                 detail::initiate_fenced_write(s, std::move(k), std::move(v), t, std::move(o),
-                                              std::move(handler));
+                                              std::move(h));
             },
             ct, impl_, std::move(key), std::move(value), token, std::move(owner));
     }

@@ -58,7 +58,7 @@ class decoder
     std::size_t consumed() const noexcept;
 
     /// The longest line (status, error, integer, or a length header) accepted.
-    static constexpr std::size_t max_line = 64 * 1024;
+    static constexpr std::size_t max_line = std::size_t{64} * 1024;
     /// Drops buffered bytes and any error: for a fresh connection.
     void reset();
 
