@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config python3 libboost1.81-dev libboost-test1.81-dev libhiredis-dev
-  libssl-dev openssl redis-server faketime)
+  libssl-dev openssl redis-server faketime curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
