@@ -100,6 +100,19 @@ wait_keys() {
   done
   return 1
 }
+# Waits (at most $2 s) until an acquire of key $1 is waiting: it listens on the key's release
+# channel on some node.
+wait_waiter() {
+  local deadline=$(($(now_ms) + $2 * 1000)) port n
+  while (($(now_ms) < deadline)); do
+    for port in "${REDIS_NODE_PORTS[@]}"; do
+      n=$(redis-cli -h 127.0.0.1 -p "$port" pubsub numsub "redlock:released:$1" | tr -d '\r' | sed -n 2p)
+      [ "${n:-0}" -gt 0 ] && return 0
+    done
+    sleep 0.02
+  done
+  return 1
+}
 # Waits (at most $2 s) for a line matching $1 in the service's log.
 wait_log() {
   local deadline=$(($(now_ms) + $2 * 1000))
@@ -113,6 +126,10 @@ wait_log() {
 redis_nodes_start 3
 nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
 
+# Created here: the background shell opens them only when it gets to run, maybe after the
+# first look below.
+: >"$work/service.out"
+: >"$work/service.err"
 "$service" --listen 127.0.0.1:0 --nodes "$nodes" --request-timeout 1s \
   >"$work/service.out" 2>"$work/service.err" &
 service_pid=$!
@@ -243,6 +260,10 @@ start_reserve Z 5000 "$work/term1"
 start_reserve Z 5000 "$work/term2"
 if ! wait_keys 'resource:Z' 5 some; then
   fail "the request never took resource:Z"
+fi
+# Both requests must be in flight: one holds Z, the other waits for it.
+if ! wait_waiter 'resource:Z' 5; then
+  fail "the second request never waited for resource:Z"
 fi
 t0=$(now_ms)
 kill -TERM "$service_pid"
