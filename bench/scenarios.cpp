@@ -638,7 +638,17 @@ void run_held(const run_settings& rs, int k, milliseconds expiry, bool watchdog)
             hold_end = hold_start + hold;
             cpu.start();
             if (watchdog) {
+                // The watchdog's extensions show as guards whose validity moved.
+                std::vector<clock::time_point> until_before(ku);
+                for (std::size_t i = 0; i < ku; ++i) {
+                    until_before[i] = guards[i].until();
+                }
                 co_await sleep_until(hold_end);
+                for (std::size_t i = 0; i < ku; ++i) {
+                    if (guards[i].owns_lock() && guards[i].until() > until_before[i]) {
+                        ++sh.extends;
+                    }
+                }
             } else {
                 join_counter j(io);
                 j.add(extenders);

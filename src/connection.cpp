@@ -34,20 +34,10 @@ std::string millis(std::chrono::microseconds d)
 
 }  // namespace
 
-struct connection::request
+struct connection::buffers
 {
-    request(const asio::any_io_executor& ex, command c, clock::time_point deadline)
-        : payload(std::move(c.payload)), fallback(std::move(c.fallback)), signal(ex, deadline)
-    {
-    }
-    std::string payload;
-    std::string fallback;
-    // Expires at the request's deadline; cancelled when the outcome is known. One timer
-    // is both the deadline and the wake-up.
-    asio::steady_timer signal;
-    bool done = false;
-    bool abandoned = false;
-    exec_result result;
+    std::array<char, std::size_t{16} * 1024> read;
+    std::string write;
 };
 
 connection_settings make_connection_settings(const redlock::config& cfg)
@@ -82,30 +72,6 @@ connection::connection(asio::any_io_executor strand, node endpoint, connection_s
 
 connection::~connection() = default;
 
-asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point deadline)
-{
-    ++stats_.requests;
-    const auto sent = clock::now();
-    exec_result r = co_await exchange(std::move(cmd), deadline);
-    switch (r.state) {
-        case exec_result::status::replied:
-            ++stats_.replies;
-            stats_.latency_us +=
-                std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - sent).count();
-            break;
-        case exec_result::status::timed_out:
-            ++stats_.timeouts;
-            break;
-        case exec_result::status::failed:
-            ++stats_.errors;
-            break;
-        case exec_result::status::cancelled:
-            ++stats_.abandoned;
-            break;
-    }
-    co_return r;
-}
-
 node_counters connection::counters() const
 {
     node_counters c;
@@ -127,25 +93,83 @@ void connection::log(log_level level, const std::string& message) const
     }
 }
 
-asio::awaitable<exec_result> connection::exchange(command cmd, clock::time_point deadline)
+void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t index,
+                        const command& cmd)
 {
+    ++stats_.requests;
     if (state_ == state::closed) {
-        co_return exec_result{exec_result::status::failed, {}, last_error_};
+        ++stats_.errors;
+        owner->deliver(index, exec_result{exec_result::status::failed, {}, last_error_});
+        return;
     }
     if (state_ == state::disconnected) {
         auto now = clock::now();
         if (now < retry_at_) {
-            co_return exec_result{
-                exec_result::status::failed,
-                {},
-                last_error_ + "; next connect in " + millis(remaining(retry_at_, now))};
+            ++stats_.errors;
+            owner->deliver(index, exec_result{exec_result::status::failed,
+                                              {},
+                                              last_error_ + "; next connect in " +
+                                                  millis(remaining(retry_at_, now))});
+            return;
         }
         start_connect();
     }
-    auto req = std::make_shared<request>(strand_, std::move(cmd), deadline);
-    write_queue_.push_back(req);
+    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
     start_writer();
+}
 
+void connection::gave_up(bool timed_out)
+{
+    ++given_up_;
+    if (!timed_out) {
+        ++stats_.abandoned;
+        return;
+    }
+    ++stats_.timeouts;
+    // A server that answers nothing in flight is stuck or gone: give up the socket rather
+    // than queue behind it forever. (Only worth looking when there are as many requests
+    // given up, queued or in flight, as in flight.)
+    if (!in_flight_.empty() && given_up_ >= in_flight_.size() &&
+        std::all_of(in_flight_.begin(), in_flight_.end(),
+                    [](const entry& e) { return e.given_up(); })) {
+        fail_connection("no reply before the per-node deadline");
+    }
+}
+
+namespace {
+
+// One request awaited by `connection::execute`.
+struct single_request final : request_owner
+{
+    single_request(const asio::any_io_executor& ex, command c, clock::time_point deadline)
+        : cmd(std::move(c)), signal(ex, deadline)
+    {
+    }
+    void deliver(std::uint32_t, exec_result r) override
+    {
+        if (abandoned) {
+            return;
+        }
+        result = std::move(r);
+        done = true;
+        signal.cancel();
+    }
+    bool given_up(std::uint32_t) const noexcept override { return abandoned; }
+
+    command cmd;
+    // Expires at the request's deadline; cancelled when the outcome is known.
+    asio::steady_timer signal;
+    bool done = false;
+    bool abandoned = false;
+    exec_result result;
+};
+
+}  // namespace
+
+asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point deadline)
+{
+    auto req = std::make_shared<single_request>(strand_, std::move(cmd), deadline);
+    submit(req, 0, req->cmd);
     while (!req->done) {
         auto [ec] = co_await req->signal.async_wait(use_tuple);
         if (req->done) {
@@ -153,18 +177,13 @@ asio::awaitable<exec_result> connection::exchange(command cmd, clock::time_point
         }
         auto cs = co_await asio::this_coro::cancellation_state;
         if (cs.cancelled() != asio::cancellation_type::none) {
-            abandon(req);
+            req->abandoned = true;
+            gave_up(false);
             co_return exec_result{exec_result::status::cancelled, {}, "cancelled"};
         }
         if (!ec || clock::now() >= deadline) {
-            abandon(req);
-            // A server that answers nothing in flight is stuck or gone: give up the
-            // socket rather than queue behind it forever.
-            bool all_abandoned = std::all_of(in_flight_.begin(), in_flight_.end(),
-                                             [](const request_ptr& r) { return r->abandoned; });
-            if (!in_flight_.empty() && all_abandoned) {
-                fail_connection("no reply before the per-node deadline");
-            }
+            req->abandoned = true;
+            gave_up(true);
             co_return exec_result{
                 exec_result::status::timed_out, {}, "no reply before the per-node deadline"};
         }
@@ -200,6 +219,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
         co_return;
     }
     socket_ = std::move(fresh);
+    buffers_ = std::make_shared<buffers>();
     decoder_.reset();
     state_ = state::connected;
     if (connected_before_) {
@@ -215,40 +235,41 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 
 void connection::start_writer()
 {
+    // A request goes out at once unless a write is under way; what is queued meanwhile goes
+    // in one write when it completes. (Not deferred further: a round that stops early must
+    // still have sent its request to every node by the time it completes.)
+    write_batch();
+}
+
+// Everything queued so far goes out in one write; what is queued while it is under way goes
+// in the next one.
+void connection::write_batch()
+{
     if (writing_ || state_ != state::connected || write_queue_.empty()) {
         return;
     }
     writing_ = true;
-    asio::co_spawn(
-        strand_, [self = shared_from_this(), g = generation_]() { return self->write_loop(g); },
-        asio::detached);
-}
-
-asio::awaitable<void> connection::write_loop(std::uint64_t generation)
-{
-    // Everything queued while the previous write was under way goes out in one write.
-    std::string batch;
-    while (generation == generation_ && !write_queue_.empty()) {
-        batch.clear();
-        for (const request_ptr& r : write_queue_) {
-            batch += r->payload;
-            in_flight_.push_back(r);
-        }
-        write_queue_.clear();
-        start_reader();
-        auto [ec, n] = co_await socket_.write_all(asio::buffer(batch));
-        (void)n;
-        if (generation != generation_) {
-            co_return;
-        }
-        if (ec) {
-            fail_connection("write to " + name_ + " failed: " + ec.message());
-            co_return;
-        }
+    std::string& batch = buffers_->write;
+    batch.clear();
+    for (entry& e : write_queue_) {
+        batch += e.fallback ? e.cmd->fallback : e.cmd->payload;
+        in_flight_.push_back(std::move(e));
     }
-    if (generation == generation_) {
-        writing_ = false;
-    }
+    write_queue_.clear();
+    start_reader();
+    socket_.async_write_all(
+        asio::buffer(batch), [self = shared_from_this(), g = generation_, bufs = buffers_](
+                                 const boost::system::error_code& ec, std::size_t) {
+            if (g != self->generation_) {
+                return;
+            }
+            self->writing_ = false;
+            if (ec) {
+                self->fail_connection("write to " + self->name_ + " failed: " + ec.message());
+                return;
+            }
+            self->write_batch();
+        });
 }
 
 void connection::start_reader()
@@ -257,93 +278,93 @@ void connection::start_reader()
         return;
     }
     reading_ = true;
-    asio::co_spawn(
-        strand_, [self = shared_from_this(), g = generation_]() { return self->read_loop(g); },
-        asio::detached);
+    read_more();
 }
 
 // Reads only while replies are owed, so that an idle client leaves no work pending and
 // io_context::run can return.
-asio::awaitable<void> connection::read_loop(std::uint64_t generation)
+void connection::read_more()
 {
-    std::array<char, std::size_t{16} * 1024> buf;
-    while (generation == generation_ && !in_flight_.empty()) {
-        while (!in_flight_.empty()) {
-            auto reply = decoder_.next();
-            if (!reply) {
-                break;
-            }
-            deliver(std::move(*reply));
-        }
-        if (!decoder_.error().empty()) {
-            fail_connection("protocol error from " + name_ + ": " + decoder_.error());
-            co_return;
-        }
-        if (in_flight_.empty()) {
-            if (decoder_.has_buffered()) {
-                // Redis answers each command once, in order: bytes beyond the last reply
-                // owed mean the stream can no longer be matched to requests.
-                fail_connection("protocol error from " + name_ +
-                                ": data after the last reply owed (a reply nobody asked for)");
-                co_return;
-            }
+    const std::uint64_t generation = generation_;
+    while (!in_flight_.empty()) {
+        auto reply = decoder_.next();
+        if (!reply) {
             break;
         }
-        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
+        deliver(std::move(*reply));
         if (generation != generation_) {
-            co_return;
-        }
-        if (ec) {
-            fail_connection(ec == asio::error::eof
-                                ? "connection closed by " + name_
-                                : "read from " + name_ + " failed: " + ec.message());
-            co_return;
-        }
-        if (!decoder_.feed(buf.data(), n)) {
-            fail_connection("protocol error from " + name_ + ": " + decoder_.error());
-            co_return;
+            return;  // the socket was given up meanwhile
         }
     }
-    if (generation == generation_) {
+    if (!decoder_.error().empty()) {
+        fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+        return;
+    }
+    if (in_flight_.empty()) {
+        if (decoder_.has_buffered()) {
+            // Redis answers each command once, in order: bytes beyond the last reply owed
+            // mean the stream can no longer be matched to requests.
+            fail_connection("protocol error from " + name_ +
+                            ": data after the last reply owed (a reply nobody asked for)");
+            return;
+        }
         reading_ = false;
+        return;
     }
+    socket_.async_read_some(
+        asio::buffer(buffers_->read),
+        [self = shared_from_this(), g = generation_, bufs = buffers_](
+            const boost::system::error_code& ec, std::size_t n) { self->on_read(g, ec, n); });
+}
+
+void connection::on_read(std::uint64_t generation, const boost::system::error_code& ec,
+                         std::size_t n)
+{
+    if (generation != generation_) {
+        return;
+    }
+    if (ec) {
+        fail_connection(ec == asio::error::eof ? "connection closed by " + name_
+                                               : "read from " + name_ + " failed: " + ec.message());
+        return;
+    }
+    if (!decoder_.feed(buffers_->read.data(), n)) {
+        fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+        return;
+    }
+    read_more();
 }
 
 void connection::deliver(resp::reply reply)
 {
-    request_ptr r = std::move(in_flight_.front());
+    entry e = std::move(in_flight_.front());
     in_flight_.pop_front();
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
     // as EVAL, even for a request given up on: it was meant to run.
-    if (reply.is_error() && reply.text.starts_with("NOSCRIPT") && !r->fallback.empty()) {
-        r->payload = std::move(r->fallback);
-        r->fallback.clear();
-        write_queue_.push_back(std::move(r));
+    if (reply.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
+        reply.text.starts_with("NOSCRIPT")) {
+        e.fallback = true;
+        write_queue_.push_back(std::move(e));
         start_writer();
         return;
     }
-    if (r->abandoned) {
+    if (e.given_up()) {
+        --given_up_;
         return;
     }
-    r->result.reply = std::move(reply);
-    complete(r, exec_result::status::replied, {});
+    complete(e, exec_result{exec_result::status::replied, std::move(reply), {}});
 }
 
-void connection::complete(const request_ptr& r, exec_result::status s, std::string detail)
+void connection::complete(entry& e, exec_result result)
 {
-    r->done = true;
-    r->result.state = s;
-    r->result.detail = std::move(detail);
-    r->signal.cancel();
-}
-
-void connection::abandon(const request_ptr& r)
-{
-    // A request not yet written still goes out; only its reply is dropped. A round that
-    // stopped early at a quorum thus still sets the key on the remaining nodes (the lock
-    // survives more node failures), and a cancelled acquire's clean-up, queued behind it on
-    // the same connection, still deletes whatever it sets.
-    r->abandoned = true;
+    if (result.state == exec_result::status::replied) {
+        ++stats_.replies;
+        stats_.latency_us +=
+            std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - e.sent).count();
+    } else {
+        ++stats_.errors;
+    }
+    e.owner->deliver(e.index, std::move(result));
 }
 
 void connection::fail_connection(const std::string& why)
@@ -357,6 +378,7 @@ void connection::fail_connection(const std::string& why)
     socket_.close();
     writing_ = false;
     reading_ = false;
+    given_up_ = 0;
     decoder_.reset();
     if (state_ != state::closed) {
         state_ = state::disconnected;
@@ -366,13 +388,13 @@ void connection::fail_connection(const std::string& why)
     backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
     auto pending = std::move(in_flight_);
     in_flight_.clear();
-    for (request_ptr& r : write_queue_) {
-        pending.push_back(std::move(r));
+    for (entry& e : write_queue_) {
+        pending.push_back(std::move(e));
     }
     write_queue_.clear();
-    for (const request_ptr& r : pending) {
-        if (!r->abandoned && !r->done) {
-            complete(r, exec_result::status::failed, why);
+    for (entry& e : pending) {
+        if (!e.given_up()) {
+            complete(e, exec_result{exec_result::status::failed, {}, why});
         }
     }
 }

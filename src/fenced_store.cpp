@@ -7,6 +7,7 @@
 #include "detail/connection.hpp"
 #include "detail/scripts.hpp"
 #include "detail/spawn.hpp"
+#include "detail/strand.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -63,7 +64,7 @@ class fenced_store_impl
   public:
     fenced_store_impl(const asio::any_io_executor& ex, const redlock::config& cfg)
         : executor(ex),
-          strand(asio::make_strand(ex)),
+          strand(make_client_strand(ex)),
           node(std::make_shared<connection>(strand, cfg.nodes.front(),
                                             make_connection_settings(cfg)))
     {

@@ -11,11 +11,13 @@
 #include "detail/scripts.hpp"
 #include "detail/spawn.hpp"
 #include "detail/state.hpp"
+#include "detail/strand.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -71,15 +73,12 @@ round release_round(const lock_state& l)
                  false};
 }
 
-guard failed_guard(const std::shared_ptr<mutex_state>& m, report rep)
+guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 {
-    {
-        std::lock_guard lock(m->report_mutex);
-        m->last = rep;
-    }
-    auto l = std::make_shared<lock_state>(m->client->strand);
+    m->set_report(rep);
+    auto l = std::make_shared<lock_state>();
     l->mutex = m;
-    l->set_report(std::move(rep));
+    l->set_report(rep);
     return guard(std::move(l));
 }
 
@@ -123,76 +122,359 @@ bool definitely_gone(const tally& t)
     return t.taken + t.missing > t.nodes - t.quorum();
 }
 
+clock::duration watch_period(const options& o)
+{
+    return std::chrono::duration_cast<clock::duration>(o.expiry) / 3;
+}
+
+// On the strand: takes `l` out of the watchdog's schedule.
+void unschedule(lock_state& l)
+{
+    if (l.watch_slot != watchdog::npos) {
+        if (auto w = l.mutex->client->watch.lock()) {
+            w->remove(l);
+        }
+    }
+}
+
 // On the strand. Once only: wakes async_wait_lost and emits the guard's lost slot.
 void declare_lost(lock_state& l)
 {
     if (l.lost.exchange(true)) {
         return;
     }
-    l.lost_event.cancel();
+    unschedule(l);
+    if (l.lost_event) {
+        l.lost_event->cancel();
+    }
     l.lost_signal.emit(asio::cancellation_type::terminal);
 }
 
 // On the strand, after `owns` was cleared: the watch and the waiters for loss stop.
 void note_released(lock_state& l)
 {
-    l.wake_watch.cancel();
-    l.lost_event.cancel();
-}
-
-// Watches a held lock until it is released: declares it lost when its validity runs out,
-// and with auto_extend extends it every expiry / 3 first. A failed extension is retried
-// (every expiry / 20) while validity lasts, unless the nodes' answers show it is gone.
-asio::awaitable<void> watch(std::shared_ptr<lock_state> l)
-{
-    const options& o = l->mutex->opts;
-    const auto period = std::chrono::duration_cast<clock::duration>(o.expiry) / 3;
-    const auto retry_after = std::max<clock::duration>(
-        std::chrono::duration_cast<clock::duration>(o.expiry) / 20, std::chrono::milliseconds(1));
-    auto next_extend = l->extended_at + period;
-    while (l->owns && !l->lost) {
-        const bool may_extend =
-            o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
-        l->wake_watch.expires_at(may_extend ? std::min(next_extend, l->until.load())
-                                            : l->until.load());
-        co_await l->wake_watch.async_wait(asio::as_tuple(use_awaitable));
-        if (!l->owns) {
-            break;
-        }
-        const auto now = clock::now();
-        if (may_extend && now >= next_extend && now < l->until.load()) {
-            const tally t = co_await run_guard_round(l, extend_round(*l, now));
-            if (!l->owns) {
-                break;
-            }
-            const auto until = valid_until(now, o.expiry, o.drift_factor);
-            if (t.reached() && clock::now() < until) {
-                l->until = until;
-                l->extended_at = now;
-                ++l->extensions;
-                next_extend = now + period;
-                continue;
-            }
-            if (definitely_gone(t)) {
-                declare_lost(*l);
-                break;
-            }
-            next_extend = clock::now() + retry_after;
-            continue;
-        }
-        if (now >= l->until.load()) {
-            declare_lost(*l);
-            break;
-        }
-        // Woken early: a manual extend moved the validity, so the period restarts.
-        next_extend = std::max(next_extend, l->extended_at + period);
+    unschedule(l);
+    if (l.lost_event) {
+        l.lost_event->cancel();
     }
 }
+
+// The watch of a held lock, until it is released: declares it lost when its validity runs
+// out, and with auto_extend extends it every expiry / 3 first. A failed extension is retried
+// (every expiry / 20) while validity lasts, unless the nodes' answers show it is gone. Each
+// watched lock sits in its client's watchdog schedule at the instant of its next step.
+
+// On the strand: (re)schedules `l`'s next step.
+void schedule_watch(const std::shared_ptr<lock_state>& l)
+{
+    if (!l->owns || l->lost) {
+        return;
+    }
+    const options& o = l->mutex->opts;
+    const bool may_extend =
+        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
+    const auto until = l->until.load();
+    const auto due = may_extend ? std::min(l->next_extend, until) : until;
+    client_impl& c = *l->mutex->client;
+    auto w = c.watch.lock();
+    if (!w) {
+        w = std::make_shared<watchdog>(c.strand);
+        c.watch = w;
+    }
+    w->schedule(l, due);
+}
+
+// A manual extension moved the validity: the watch's period restarts from it.
+void note_extended(const std::shared_ptr<lock_state>& l)
+{
+    if (l->watch_slot != watchdog::npos) {
+        l->next_extend = std::max(l->next_extend, l->extended_at + watch_period(l->mutex->opts));
+        schedule_watch(l);
+    }
+}
+
+asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_point now,
+                                   std::shared_ptr<watchdog> w)
+{
+    const options& o = l->mutex->opts;
+    tally t;
+    try {
+        t = co_await run_guard_round(l, extend_round(*l, now));
+    } catch (...) {
+        w->extension_done();
+        throw;
+    }
+    w->extension_done();
+    if (!l->owns || l->lost) {
+        co_return;
+    }
+    const auto until = valid_until(now, o.expiry, o.drift_factor);
+    if (t.reached() && clock::now() < until) {
+        l->until = until;
+        l->extended_at = now;
+        ++l->extensions;
+        l->next_extend = now + watch_period(o);
+    } else if (definitely_gone(t)) {
+        declare_lost(*l);
+        co_return;
+    } else {
+        const auto retry_after =
+            std::max<clock::duration>(std::chrono::duration_cast<clock::duration>(o.expiry) / 20,
+                                      std::chrono::milliseconds(1));
+        l->next_extend = clock::now() + retry_after;
+    }
+    schedule_watch(l);
+}
+
+}  // namespace
+
+// On the strand: `l`'s scheduled instant came, or comes within its coalescing window (it is
+// no longer scheduled). An extension due within the window goes now, with the others due:
+// extending a little early is the same extension, and validity counts from its start. False
+// when its extension must wait for running ones to finish (it is then left alone).
+bool watch_step(const std::shared_ptr<lock_state>& l, watchdog& w, clock::time_point now)
+{
+    if (!l->owns || l->lost) {
+        return true;
+    }
+    const options& o = l->mutex->opts;
+    const bool may_extend =
+        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
+    const auto window = std::min<clock::duration>(watch_period(o) / 100, watchdog::max_window);
+    if (may_extend && now + window >= l->next_extend && now < l->until.load()) {
+        if (!w.start_extension()) {
+            return false;
+        }
+        asio::co_spawn(l->mutex->client->strand, watch_extend(l, now, w.shared_from_this()),
+                       asio::detached);
+        return true;
+    }
+    if (now >= l->until.load()) {
+        declare_lost(*l);
+        return true;
+    }
+    schedule_watch(l);
+    return true;
+}
+
+// ---- stored_report ----
+
+stored_report::stored_report(const report& r) : attempts_(r.attempts)
+{
+    nodes_.reserve(r.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const node_outcome& o = r.nodes[i];
+        const auto us =
+            std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
+        nodes_.push_back(node{static_cast<std::uint32_t>(us), o.status});
+        if (!o.detail.empty() || o.fencing_token != 0) {
+            if (!rare_) {
+                rare_ = std::make_unique<rare>();
+            }
+            if (!o.detail.empty()) {
+                rare_->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
+            }
+            if (o.fencing_token != 0) {
+                rare_->tokens.emplace_back(static_cast<std::uint32_t>(i), o.fencing_token);
+            }
+        }
+    }
+}
+
+report stored_report::expand(const client_impl& c) const
+{
+    report r;
+    r.attempts = attempts_;
+    r.nodes.resize(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        node_outcome& o = r.nodes[i];
+        if (i < c.nodes.size()) {
+            o.endpoint = c.nodes[i]->name();
+        }
+        o.status = nodes_[i].status;
+        o.latency = std::chrono::microseconds(nodes_[i].latency_us);
+    }
+    if (rare_) {
+        for (const auto& [i, detail] : rare_->details) {
+            r.nodes[i].detail = detail;
+        }
+        for (const auto& [i, token] : rare_->tokens) {
+            r.nodes[i].fencing_token = token;
+        }
+    }
+    return r;
+}
+
+// ---- watchdog ----
+
+watchdog::watchdog(const asio::any_io_executor& strand) : timer_(strand) {}
+
+void watchdog::place(std::size_t i, item it)
+{
+    it.lock->watch_slot = i;
+    heap_[i] = std::move(it);
+}
+
+void watchdog::sift_up(std::size_t i, item it)
+{
+    while (i > 0) {
+        const std::size_t parent = (i - 1) / 2;
+        if (!(it.due < heap_[parent].due)) {
+            break;
+        }
+        place(i, std::move(heap_[parent]));
+        i = parent;
+    }
+    place(i, std::move(it));
+}
+
+void watchdog::sift_down(std::size_t i, item it)
+{
+    const std::size_t n = heap_.size();
+    for (;;) {
+        std::size_t child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n && heap_[child + 1].due < heap_[child].due) {
+            ++child;
+        }
+        if (!(heap_[child].due < it.due)) {
+            break;
+        }
+        place(i, std::move(heap_[child]));
+        i = child;
+    }
+    place(i, std::move(it));
+}
+
+void watchdog::erase(std::size_t i)
+{
+    heap_[i].lock->watch_slot = npos;
+    item last = std::move(heap_.back());
+    heap_.pop_back();
+    if (i == heap_.size()) {
+        return;
+    }
+    if (i > 0 && last.due < heap_[(i - 1) / 2].due) {
+        sift_up(i, std::move(last));
+    } else {
+        sift_down(i, std::move(last));
+    }
+}
+
+void watchdog::schedule(const std::shared_ptr<lock_state>& l, clock::time_point due)
+{
+    if (l->watch_slot != npos) {
+        const std::size_t i = l->watch_slot;
+        item it = std::move(heap_[i]);
+        it.due = due;
+        if (i > 0 && due < heap_[(i - 1) / 2].due) {
+            sift_up(i, std::move(it));
+        } else {
+            sift_down(i, std::move(it));
+        }
+    } else {
+        heap_.emplace_back();
+        sift_up(heap_.size() - 1, item{due, l});
+    }
+    arm();
+}
+
+void watchdog::remove(lock_state& l)
+{
+    if (l.watch_slot != npos) {
+        erase(l.watch_slot);
+        arm();
+    }
+}
+
+void watchdog::arm()
+{
+    if (heap_.empty()) {
+        if (armed_) {
+            // No pending wait once nothing is watched, so that io_context::run can return.
+            armed_ = false;
+            ++ticket_;
+            timer_.cancel();
+        }
+        return;
+    }
+    const auto due = heap_.front().due;
+    if (armed_ && armed_for_ <= due) {
+        return;  // wakes earlier than needed at worst, and re-arms then
+    }
+    armed_ = true;
+    armed_for_ = due;
+    timer_.expires_at(due);  // cancels the wait for a later instant, if any
+    timer_.async_wait(
+        [self = shared_from_this(), ticket = ++ticket_](const boost::system::error_code&) {
+            if (ticket == self->ticket_) {
+                self->armed_ = false;
+                self->fire();
+            }
+        });
+}
+
+bool watchdog::start_extension()
+{
+    if (extending_ >= max_extending) {
+        return false;
+    }
+    ++extending_;
+    return true;
+}
+
+void watchdog::extension_done()
+{
+    --extending_;
+    // Waiting locks go in batches (half the limit), so that they still share writes.
+    if (starved_ && !firing_ && extending_ <= max_extending / 2) {
+        fire();
+    }
+}
+
+void watchdog::fire()
+{
+    // Every step due, or due within the coalescing window, goes in one pass, so that the
+    // extensions due together share writes.
+    firing_ = true;
+    starved_ = false;
+    const auto now = clock::now();
+    batch_.clear();
+    while (!heap_.empty() && heap_.front().due <= now + max_window &&
+           extending_ + batch_.size() < max_extending) {
+        batch_.push_back(heap_.front());
+        erase(0);
+    }
+    for (item& it : batch_) {
+        if (!watch_step(it.lock, *this, now)) {
+            heap_.emplace_back();
+            sift_up(heap_.size() - 1, std::move(it));
+        }
+    }
+    batch_.clear();
+    firing_ = false;
+    if (extending_ >= max_extending && !heap_.empty() && heap_.front().due <= now + max_window) {
+        // The rest wait for running extensions: extension_done fires again.
+        starved_ = true;
+        armed_ = false;
+        ++ticket_;
+        return;
+    }
+    arm();
+}
+
+namespace {
 
 void start_watch(const std::shared_ptr<lock_state>& l)
 {
     if (!l->watched.exchange(true)) {
-        asio::co_spawn(l->mutex->client->strand, watch(l), asio::detached);
+        // From the strand or (guard::lost_slot) a user's thread.
+        asio::dispatch(l->mutex->client->strand, [l] {
+            l->next_extend = l->extended_at + watch_period(l->mutex->opts);
+            schedule_watch(l);
+        });
     }
 }
 
@@ -271,7 +553,10 @@ using guard_result = std::tuple<error_code, guard>;
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
 {
     // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
-    auto cs = co_await accept_cancellation();
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
     const std::shared_ptr<client_impl>& c = m->client;
     const options& o = m->opts;
     if (c->shut_down) {
@@ -324,7 +609,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
         }
         if (granted) {
-            auto l = std::make_shared<lock_state>(c->strand);
+            auto l = std::make_shared<lock_state>();
             l->mutex = m;
             l->value = value;
             l->fencing_token = token;
@@ -335,16 +620,13 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             if (o.auto_extend) {
                 start_watch(l);
             }
-            {
-                std::lock_guard lock(m->report_mutex);
-                m->last = rep;
-            }
+            m->set_report(rep);
             co_return guard_result{error_code{}, guard(std::move(l))};
         }
 
         // A failed attempt may still have set the key on some nodes (or on all of them, if
         // the validity ran out): delete it everywhere before anything else.
-        lock_state attempt_state(c->strand);
+        lock_state attempt_state;
         attempt_state.mutex = m;
         attempt_state.value = value;
         co_await run_round_uncancellable(c, release_round(attempt_state));
@@ -382,7 +664,10 @@ using void_result = std::tuple<error_code>;
 
 asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 {
-    auto cs = co_await accept_cancellation();
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
     if (!l || !l->owns.exchange(false)) {
         co_return void_result{error::not_held};
     }
@@ -396,7 +681,10 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 
 asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
 {
-    auto cs = co_await accept_cancellation();
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
     if (error_code ec = unusable(l)) {
         co_return void_result{ec};
     }
@@ -422,7 +710,7 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
         l->until = until;
         l->extended_at = start;
         ++l->extensions;
-        l->wake_watch.cancel();  // the watch re-reads the validity
+        note_extended(l);  // the watch re-reads the validity
         co_return void_result{error_code{}};
     }
     if (l->watched && definitely_gone(t)) {
@@ -435,7 +723,10 @@ using bool_result = std::tuple<error_code, bool>;
 
 asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
 {
-    auto cs = co_await accept_cancellation();
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
     if (error_code ec = unusable(l)) {
         co_return bool_result{ec, false};
     }
@@ -456,13 +747,20 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
 
 asio::awaitable<void_result> wait_lost_op(std::shared_ptr<lock_state> l)
 {
-    auto cs = co_await accept_cancellation();
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
     if (!l || !l->owns) {
         co_return void_result{error::not_held};
     }
     start_watch(l);
+    if (!l->lost_event) {
+        l->lost_event = std::make_unique<asio::steady_timer>(l->mutex->client->strand,
+                                                             clock::time_point::max());
+    }
     while (!l->lost && l->owns && !cancelled(cs)) {
-        co_await l->lost_event.async_wait(asio::as_tuple(use_awaitable));
+        co_await l->lost_event->async_wait(asio::as_tuple(use_awaitable));
     }
     if (l->lost) {
         co_return void_result{error::lost};
@@ -575,7 +873,7 @@ void release_in_background(const std::shared_ptr<lock_state>& l)
 
 client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config)
     : executor(ex),
-      strand(asio::make_strand(ex)),
+      strand(make_client_strand(ex)),
       cfg(std::move(config)),
       releases_drained(strand, clock::time_point::max())
 {
@@ -633,8 +931,10 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
     }
     auto m = std::make_shared<detail::mutex_state>();
     m->client = impl_;
-    for (const std::string& key : names) {
-        m->name += (m->name.empty() ? "" : ", ") + key;
+    if (names.size() != 1) {
+        for (const std::string& key : names) {
+            m->name += (m->name.empty() ? "" : ", ") + key;
+        }
     }
     m->keys = std::move(names);
     if (opts.reentrant) {
@@ -664,7 +964,7 @@ const std::vector<std::string>& mutex::keys() const noexcept
 
 const std::string& mutex::name() const noexcept
 {
-    return state_->name;
+    return state_->display_name();
 }
 
 const options& mutex::options() const noexcept
@@ -674,8 +974,7 @@ const options& mutex::options() const noexcept
 
 report mutex::last_report() const
 {
-    std::lock_guard lock(state_->report_mutex);
-    return state_->last;
+    return state_->get_report();
 }
 
 // ---- guard ----
@@ -716,7 +1015,7 @@ void guard::release_in_background() noexcept
 
 const std::string& guard::name() const noexcept
 {
-    return state_ ? state_->mutex->name : empty_string;
+    return state_ ? state_->mutex->display_name() : empty_string;
 }
 
 const std::string& guard::value() const noexcept

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -56,6 +57,21 @@ struct connection_settings
 /// a node uses TLS and the certificates in `cfg.tls` cannot be loaded.
 connection_settings make_connection_settings(const redlock::config& cfg);
 
+/// Whoever waits for requests' outcomes (a quorum round, one `execute`): told each outcome on
+/// the strand. A connection keeps its owner alive while it has requests of the owner queued
+/// or in flight, so that the command it sends stays valid.
+class request_owner
+{
+  public:
+    virtual ~request_owner() = default;
+    /// The outcome of request `index`: replied or failed. Called at most once per request,
+    /// and not once the owner has given the request up.
+    virtual void deliver(std::uint32_t index, exec_result result) = 0;
+    /// True once the owner no longer wants request `index`'s outcome (deadline, early stop,
+    /// cancellation). Its reply is then read and dropped.
+    virtual bool given_up(std::uint32_t index) const noexcept = 0;
+};
+
 class connection : public std::enable_shared_from_this<connection>
 {
   public:
@@ -64,6 +80,17 @@ class connection : public std::enable_shared_from_this<connection>
 
     /// The node as reports name it.
     const std::string& name() const noexcept { return name_; }
+
+    /// Queues `cmd` (which `owner` keeps alive) as request `index` of `owner`; its outcome
+    /// goes to `owner->deliver` (perhaps before `submit` returns, when the node is known to
+    /// be down). It is written at once, or, while a write is under way, with everything
+    /// queued meanwhile in the next one. Connects on demand. On the strand only.
+    void submit(std::shared_ptr<request_owner> owner, std::uint32_t index, const command& cmd);
+
+    /// The owner of a request submitted here gave it up (after marking it given up):
+    /// counted; when `timed_out` and every request in flight has been given up, the server
+    /// is considered stuck and the socket is closed. On the strand only.
+    void gave_up(bool timed_out);
 
     /// Sends `cmd` and waits for its reply until `deadline`, or until the awaiting
     /// coroutine is cancelled. A request that is given up on stays in the pipeline so that
@@ -78,20 +105,30 @@ class connection : public std::enable_shared_from_this<connection>
     node_counters counters() const;
 
   private:
-    struct request;
-    using request_ptr = std::shared_ptr<request>;
+    struct entry
+    {
+        std::shared_ptr<request_owner> owner;
+        const command* cmd = nullptr;
+        clock::time_point sent{};
+        std::uint32_t index = 0;
+        /// Sends `cmd->fallback` (after a NOSCRIPT) rather than the payload.
+        bool fallback = false;
+        bool given_up() const noexcept { return owner->given_up(index); }
+    };
+    /// A socket's I/O buffers: a fresh pair per connection, held by the handlers of its
+    /// reads and writes.
+    struct buffers;
     enum class state { disconnected, connecting, connected, closed };
 
-    boost::asio::awaitable<exec_result> exchange(command cmd, clock::time_point deadline);
     void start_connect();
     boost::asio::awaitable<void> connect_loop(std::uint64_t generation);
     void start_writer();
-    boost::asio::awaitable<void> write_loop(std::uint64_t generation);
+    void write_batch();
     void start_reader();
-    boost::asio::awaitable<void> read_loop(std::uint64_t generation);
+    void read_more();
+    void on_read(std::uint64_t generation, const boost::system::error_code& ec, std::size_t n);
     void deliver(resp::reply reply);
-    void complete(const request_ptr& r, exec_result::status s, std::string detail);
-    void abandon(const request_ptr& r);
+    void complete(entry& e, exec_result result);
     void fail_connection(const std::string& why);
 
     boost::asio::any_io_executor strand_;
@@ -99,13 +136,16 @@ class connection : public std::enable_shared_from_this<connection>
     std::string name_;
     connection_settings settings_;
     stream socket_;
+    std::shared_ptr<buffers> buffers_;
     state state_ = state::disconnected;
     // Bumped whenever a socket is given up, so that loops of an older socket stop.
     std::uint64_t generation_ = 0;
+    /// Requests queued or in flight that their owners gave up.
+    std::size_t given_up_ = 0;
     bool writing_ = false;
     bool reading_ = false;
-    std::deque<request_ptr> write_queue_;
-    std::deque<request_ptr> in_flight_;
+    std::deque<entry> write_queue_;
+    std::deque<entry> in_flight_;
     resp::decoder decoder_;
     std::string last_error_;
     bool connected_before_ = false;

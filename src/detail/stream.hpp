@@ -9,12 +9,14 @@
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -40,6 +42,27 @@ class stream
     boost::asio::awaitable<io_result> read_some(boost::asio::mutable_buffer buffer);
     boost::asio::awaitable<io_result> write_all(boost::asio::const_buffer buffer);
     void close() noexcept;
+
+    /// The same as `read_some` and `write_all`, completing `handler` (on the stream's
+    /// executor unless it has one of its own) instead of resuming a coroutine.
+    template <class Handler>
+    void async_read_some(boost::asio::mutable_buffer buffer, Handler&& handler)
+    {
+        if (tls_) {
+            tls_->async_read_some(buffer, std::forward<Handler>(handler));
+        } else {
+            socket_.async_read_some(buffer, std::forward<Handler>(handler));
+        }
+    }
+    template <class Handler>
+    void async_write_all(boost::asio::const_buffer buffer, Handler&& handler)
+    {
+        if (tls_) {
+            boost::asio::async_write(*tls_, buffer, std::forward<Handler>(handler));
+        } else {
+            boost::asio::async_write(socket_, buffer, std::forward<Handler>(handler));
+        }
+    }
 
   private:
     socket_type socket_;
