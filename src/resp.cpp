@@ -4,48 +4,89 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace redlock::detail::resp {
 
 namespace {
 
-void append_length(std::string& out, char prefix, std::size_t n)
+// The bytes a length header ("*3\r\n", "$5\r\n") takes.
+std::size_t length_size(std::size_t n)
 {
-    char digits[24];
-    out += prefix;
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
-    (void)ec;
-    out.append(digits, end);
-    out += "\r\n";
+    std::size_t digits = 1;
+    while (n >= 10) {
+        n /= 10;
+        ++digits;
+    }
+    return 1 + digits + 2;
 }
 
-void append_bulk(std::string& out, std::string_view arg)
+std::size_t bulk_size(std::string_view arg)
 {
-    append_length(out, '$', arg.size());
-    out.append(arg);
-    out += "\r\n";
+    return length_size(arg.size()) + arg.size() + 2;
+}
+
+char* put_length(char* p, char prefix, std::size_t n)
+{
+    *p++ = prefix;
+    char digits[24];
+    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+    (void)ec;
+    const auto count = static_cast<std::size_t>(end - digits);
+    std::memcpy(p, digits, count);
+    p += count;
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
+}
+
+char* put_bulk(char* p, std::string_view arg)
+{
+    p = put_length(p, '$', arg.size());
+    if (!arg.empty()) {
+        std::memcpy(p, arg.data(), arg.size());
+    }
+    p += arg.size();
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
+}
+
+// Writes the command as one block: its size is computed first, so that the string grows
+// once.
+template <class Args>
+void write_command(std::string& out, std::size_t count, const Args& each_arg)
+{
+    std::size_t size = length_size(count);
+    each_arg([&size](std::string_view arg) { size += bulk_size(arg); });
+    const std::size_t old = out.size();
+    out.resize(old + size);
+    char* p = put_length(out.data() + old, '*', count);
+    each_arg([&p](std::string_view arg) { p = put_bulk(p, arg); });
 }
 
 }  // namespace
 
 void append_command(std::string& out, std::initializer_list<std::string_view> args)
 {
-    append_length(out, '*', args.size());
-    for (std::string_view arg : args) {
-        append_bulk(out, arg);
-    }
+    write_command(out, args.size(), [&args](const auto& f) {
+        for (std::string_view arg : args) {
+            f(arg);
+        }
+    });
 }
 
 void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
                     const std::vector<std::string_view>& rest)
 {
-    append_length(out, '*', 3 + rest.size());
-    append_bulk(out, a);
-    append_bulk(out, b);
-    append_bulk(out, c);
-    for (std::string_view arg : rest) {
-        append_bulk(out, arg);
-    }
+    write_command(out, 3 + rest.size(), [&](const auto& f) {
+        f(a);
+        f(b);
+        f(c);
+        for (std::string_view arg : rest) {
+            f(arg);
+        }
+    });
 }
 
 namespace {
@@ -217,6 +258,12 @@ std::optional<reply> decoder::next()
         return std::nullopt;
     }
     if (raw == nullptr) {
+        // A bulk string longer than the cap is refused as soon as its length is known, rather
+        // than after the cap's worth of its bytes has been read.
+        if (const std::size_t announced = pending_bulk_length(); announced > max_buffer_) {
+            error_ = "reply larger than " + std::to_string(max_buffer_) +
+                     " bytes (a bulk string of " + std::to_string(announced) + " bytes)";
+        }
         return std::nullopt;
     }
     // Right after a complete reply hiredis has nothing half-read (inside an item it may
@@ -242,6 +289,24 @@ void decoder::note_line_ends(const char* data, std::size_t size)
     if (size > 0) {
         last_was_cr_ = data[size - 1] == '\r';
     }
+}
+
+std::size_t decoder::pending_bulk_length() const noexcept
+{
+    // While hiredis waits for a bulk string's bytes, it has read the '$' and stands at the
+    // length's digits (they are parsed again on each call).
+    const redisReader* r = impl_->reader;
+    if (r == nullptr || r->ridx < 0 || r->rstack[r->ridx].type != REDIS_REPLY_STRING) {
+        return 0;
+    }
+    const char* begin = r->buf + r->pos;
+    const char* end = begin + std::min<std::size_t>(r->len - r->pos, 24);
+    std::size_t length = 0;
+    auto [stop, ec] = std::from_chars(begin, end, length);
+    if (ec != std::errc{} || stop == end || *stop != '\r') {
+        return 0;  // negative (nil), malformed or incomplete: hiredis decides
+    }
+    return length;
 }
 
 std::size_t decoder::consumed() const noexcept

@@ -66,6 +66,8 @@ class decoder
     struct impl;
     std::unique_ptr<impl> impl_;
     void note_line_ends(const char* data, std::size_t size);
+    /// The length of the bulk string hiredis is waiting for; 0 when none.
+    std::size_t pending_bulk_length() const noexcept;
 
     std::size_t max_buffer_;
     std::string error_;

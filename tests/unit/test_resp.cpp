@@ -240,10 +240,28 @@ BOOST_AUTO_TEST_CASE(huge_bulk_length_hits_max_buffer)
     BOOST_TEST(!d.next().has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_bulk_longer_than_the_cap_is_refused_once_its_length_is_known)
+{
+    resp::decoder d(1024);
+    const std::string head = "*2\r\n:1\r\n$1099511627776\r\nxy";
+    BOOST_TEST_REQUIRE(d.feed(head.data(), head.size()));
+    BOOST_TEST(!d.next().has_value());  // hiredis reads up to the bulk
+    BOOST_TEST(!d.next().has_value());  // and then its length
+    BOOST_TEST(d.error().find("larger than 1024") != std::string::npos, d.error());
+    BOOST_TEST(d.error().find("1099511627776") != std::string::npos, d.error());
+
+    resp::decoder fine(1024);
+    const std::string ok = "$1000\r\n" + std::string(1000, 'a') + "\r\n";
+    fine.feed(ok.data(), ok.size());
+    auto r = fine.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(r->text.size() == 1000u);
+}
+
 BOOST_AUTO_TEST_CASE(max_buffer_reached_by_small_feeds)
 {
     resp::decoder d(64);
-    std::string header = "$1099511627776\r\n";
+    std::string header = "+";  // a line that does not end, shorter than max_line
     d.feed(header.data(), header.size());
     std::size_t buffered = header.size();
     while (d.feed("xxxxxxxx", 8)) {
