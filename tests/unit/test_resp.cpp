@@ -232,11 +232,11 @@ BOOST_AUTO_TEST_CASE(huge_bulk_length_hits_max_buffer)
     resp::decoder d(64);
     std::string header = "$1099511627776\r\n";
     BOOST_TEST(d.feed(header.data(), header.size()));
+    // Refused as soon as the length is read, before any of its bytes.
     BOOST_TEST(!d.next().has_value());
-    BOOST_TEST(d.error().empty());
+    BOOST_TEST(d.error().find("larger than 64 bytes") != std::string::npos, d.error());
     std::string body(100, 'x');
     BOOST_TEST(!d.feed(body.data(), body.size()));
-    BOOST_TEST(d.error().find("larger than 64 bytes") != std::string::npos, d.error());
     BOOST_TEST(!d.next().has_value());
 }
 
@@ -264,12 +264,13 @@ BOOST_AUTO_TEST_CASE(max_buffer_reached_by_small_feeds)
     std::string header = "+";  // a line that does not end, shorter than max_line
     d.feed(header.data(), header.size());
     std::size_t buffered = header.size();
+    // hiredis takes the type byte out of its buffer at once; the cap counts what it holds.
     while (d.feed("xxxxxxxx", 8)) {
         BOOST_TEST(!d.next().has_value());
         buffered += 8;
-        BOOST_TEST_REQUIRE(buffered <= 64u);
+        BOOST_TEST_REQUIRE(buffered <= 64u + 1);
     }
-    BOOST_TEST(buffered + 8 > 64u);
+    BOOST_TEST(buffered + 8 > 64u + 1);
     BOOST_TEST(!d.error().empty());
 }
 
