@@ -57,6 +57,27 @@ class stored_report
     int attempts_ = 0;
 };
 
+/// A stored report that the client's strand writes while user threads may read it.
+class shared_report
+{
+  public:
+    void set(const report& r)
+    {
+        stored_report compact(r);
+        std::lock_guard lock(mutex_);
+        last_ = std::move(compact);
+    }
+    report get(const client_impl& c) const
+    {
+        std::lock_guard lock(mutex_);
+        return last_.expand(c);
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    stored_report last_;  // guarded by mutex_
+};
+
 /// Extends the held locks of one client that have `options::auto_extend` (and watches those
 /// whose loss someone waits for): one schedule and one timer for all of them, rather than a
 /// timer and a coroutine per lock. On the client's strand only. The pending timer wait holds
@@ -149,21 +170,11 @@ struct mutex_state
     lock_shape shape() const { return {keys, opts.reentrant, opts.fencing}; }
     const std::string& display_name() const { return keys.size() == 1 ? keys.front() : name; }
 
-    void set_report(const report& r)
-    {
-        stored_report compact(r);
-        std::lock_guard lock(report_mutex);
-        last = std::move(compact);
-    }
-    report get_report() const
-    {
-        std::lock_guard lock(report_mutex);
-        return last.expand(*client);
-    }
+    void set_report(const report& r) { last.set(r); }
+    report get_report() const { return last.get(*client); }
 
   private:
-    mutable std::mutex report_mutex;
-    stored_report last;  // guarded by report_mutex
+    shared_report last;
 };
 
 struct lock_state
@@ -176,17 +187,8 @@ struct lock_state
     /// With options::fencing: this acquisition's token (set once, before the guard exists).
     std::uint64_t fencing_token = 0;
 
-    void set_report(const report& r)
-    {
-        stored_report compact(r);
-        std::lock_guard lock(report_mutex);
-        last = std::move(compact);
-    }
-    report get_report() const
-    {
-        std::lock_guard lock(report_mutex);
-        return last.expand(*mutex->client);
-    }
+    void set_report(const report& r) { last.set(r); }
+    report get_report() const { return last.get(*mutex->client); }
 
     // Watching for loss (and, with auto_extend, extending): members below are used on the
     // strand only, but for the flags that user threads read.
@@ -209,8 +211,7 @@ struct lock_state
 
   private:
     // The watchdog updates the report while user threads may read it.
-    mutable std::mutex report_mutex;
-    stored_report last;
+    shared_report last;
 };
 
 }  // namespace redlock::detail
