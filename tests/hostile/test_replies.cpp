@@ -65,7 +65,10 @@ void guard_ops_fail(fake_server& fake, std::string_view mentions,
     BOOST_TEST_REQUIRE(!ec, "acquire: " << ec.message() << "\n" << g.last_report().to_string());
     BOOST_TEST_REQUIRE(g.owns_lock());
 
-    auto check = [&](std::string_view what, steady::time_point start) {
+    // clang 14 cannot capture a structured binding: name the guard.
+    redlock::guard& acquired = g;
+    auto check = [&acquired, mentions, within](std::string_view what, steady::time_point start) {
+        const redlock::guard& g = acquired;
         BOOST_TEST((since(start) < within), what << " took " << since(start).count() << " ms");
         BOOST_TEST_REQUIRE(g.last_report().nodes.size() == 1u);
         const node_outcome o = g.last_report().nodes[0];
