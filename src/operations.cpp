@@ -632,7 +632,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         co_await run_round_uncancellable(c, release_round(attempt_state));
 
         if (cancelled(cs)) {
-            co_return guard_result{asio::error::operation_aborted, failed_guard(m, std::move(rep))};
+            co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
         }
         last = t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
         if (o.wake_on_release && t.taken > 0) {
@@ -646,7 +646,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             delay = o.retry_delay(attempt);
         } catch (const std::exception&) {
             // A user's delay function that throws is a bad option, not a lock outcome.
-            co_return guard_result{error::invalid_argument, failed_guard(m, std::move(rep))};
+            co_return guard_result{error::invalid_argument, failed_guard(m, rep)};
         }
         if (clock::now() + delay >= give_up_at) {
             break;
@@ -654,10 +654,10 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         pause.expires_after(delay);
         co_await pause.async_wait(asio::as_tuple(use_awaitable));
         if (cancelled(cs)) {
-            co_return guard_result{asio::error::operation_aborted, failed_guard(m, std::move(rep))};
+            co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
         }
     }
-    co_return guard_result{last, failed_guard(m, std::move(rep))};
+    co_return guard_result{last, failed_guard(m, rep)};
 }
 
 using void_result = std::tuple<error_code>;
