@@ -174,11 +174,28 @@ BOOST_AUTO_TEST_CASE(set_nx_on_extend_recreates_nasty_keys)
         nasty_key, {.expiry = 10s, .tries = 1, .value = nasty_value, .set_nx_on_extend = true});
     auto [ec, g] = run(io, try_get(m, true), op_limit);
     BOOST_TEST_REQUIRE(!ec);
-    // The key vanishes from one node (a restart without persistence).
-    BOOST_TEST(redis_command(nodes[2].port(), {"DEL", nasty_key}) == "1");
+    // The key vanishes from every node that granted it (restarts without persistence). Only
+    // those nodes are known to hold it: a node past the quorum may still have its SET in flight.
+    const redlock::report granted = g.last_report();
+    std::size_t deleted = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (granted.nodes.at(i).status == node_status::ok) {
+            BOOST_TEST(redis_command(nodes[i].port(), {"DEL", nasty_key}) == "1", "node " << i);
+            ++deleted;
+        }
+    }
+    BOOST_TEST_REQUIRE(deleted >= 2u, granted.to_string());
     auto [xec] = run(io, extend_of(g), op_limit);
-    BOOST_TEST(!xec);
-    BOOST_TEST(holding(nasty_key, nasty_value) == 3u);
+    BOOST_TEST(!xec, g.last_report().to_string());
+    // A quorum extended, so at least one deleted key was created again, with the exact bytes.
+    std::size_t extended = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (g.last_report().nodes.at(i).status == node_status::ok) {
+            BOOST_TEST((redis_get(nodes[i].port(), nasty_key) == nasty_value), "node " << i);
+            ++extended;
+        }
+    }
+    BOOST_TEST(extended >= 2u);
     auto [rec] = run(io, release_of(g), op_limit);
     BOOST_TEST(!rec);
     check_sentinels();
