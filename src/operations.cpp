@@ -478,27 +478,25 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     }
 }
 
-// While an acquire waits to retry, a release of any of its keys on any node cancels its
-// retry timer.
+// While an acquire waits to retry, a release of one of its keys may wake it: a release by
+// this client hands the lock to its longest-waiting acquire at once, a release seen on a node
+// wakes it unless another of the client's acquires is trying already (waiters.hpp).
 class wake_on_release
 {
   public:
-    wake_on_release(const client_impl& c, const std::vector<std::string>& keys,
-                    asio::steady_timer& timer)
-        : client_(c), timer_(timer)
+    wake_on_release(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& timer)
+        : client_(c), keys_(keys), waiter_(timer)
     {
-        for (const std::string& key : keys) {
-            channels_.push_back(release_channel(key));
-        }
     }
     wake_on_release(const wake_on_release&) = delete;
     wake_on_release& operator=(const wake_on_release&) = delete;
     ~wake_on_release()
     {
         if (watching_) {
-            for (const auto& s : client_.subscribers) {
-                for (const std::string& channel : channels_) {
-                    s->unwatch(channel, &timer_);
+            for (const std::string& key : keys_) {
+                client_.waiters->leave(key, waiter_);
+                for (const auto& s : client_.subscribers) {
+                    s->unwatch(key);
                 }
             }
         }
@@ -507,20 +505,47 @@ class wake_on_release
     {
         if (!watching_) {
             watching_ = true;
-            for (const auto& s : client_.subscribers) {
-                for (const std::string& channel : channels_) {
-                    s->watch(channel, &timer_);
+            for (const std::string& key : keys_) {
+                client_.waiters->enter(key, waiter_);
+                for (const auto& s : client_.subscribers) {
+                    s->watch(key);
                 }
             }
         }
     }
+    /// Before a retry pause: whether a release came while the attempt was under way. Once
+    /// in a row at most, so that releases seen during attempts cannot keep a waiter from
+    /// ever pausing.
+    bool missed_a_release()
+    {
+        const bool skip = waiter_.missed && !skipped_;
+        waiter_.missed = false;
+        skipped_ = skip;
+        return skip;
+    }
+    /// Around the retry pause.
+    void pausing(bool p) { waiter_.pausing = p && watching_; }
 
   private:
-    const client_impl& client_;
-    std::vector<std::string> channels_;
-    asio::steady_timer& timer_;
+    client_impl& client_;
+    const std::vector<std::string>& keys_;
+    waiter waiter_;
     bool watching_ = false;
+    bool skipped_ = false;
 };
+
+// A release by this client: its longest-waiting acquire of each key tries at once, and its
+// requests follow the release's on every connection. A reentrant release may only lower a
+// count, so it leaves the wake-up to the node's message.
+void hand_off(const lock_state& l)
+{
+    const mutex_state& m = *l.mutex;
+    if (!m.opts.reentrant) {
+        for (const std::string& key : m.keys) {
+            m.client->waiters->hand_off(key, l.value);
+        }
+    }
+}
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 {
@@ -651,8 +676,12 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         if (clock::now() + delay >= give_up_at) {
             break;
         }
-        pause.expires_after(delay);
-        co_await pause.async_wait(asio::as_tuple(use_awaitable));
+        if (!wake.missed_a_release()) {
+            pause.expires_after(delay);
+            wake.pausing(true);
+            co_await pause.async_wait(asio::as_tuple(use_awaitable));
+            wake.pausing(false);
+        }
         if (cancelled(cs)) {
             co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
         }
@@ -672,6 +701,7 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
         co_return void_result{error::not_held};
     }
     note_released(*l);
+    hand_off(*l);
     const tally t = co_await run_guard_round(l, release_round(*l));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
@@ -862,6 +892,7 @@ void release_in_background(const std::shared_ptr<lock_state>& l)
         c->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
             note_released(*l);
+            hand_off(*l);
             co_await run_guard_round(l, release_round(*l));
         }(l),
         [c](const std::exception_ptr&) {
@@ -880,7 +911,7 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
     const connection_settings settings = make_connection_settings(cfg);
     for (const node& n : cfg.nodes) {
         nodes.push_back(std::make_shared<connection>(strand, n, settings));
-        subscribers.push_back(std::make_shared<subscriber>(strand, n, settings));
+        subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, waiters));
     }
 }
 

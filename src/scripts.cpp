@@ -19,7 +19,8 @@ end
 return 1
 )lua";
 
-// Waiting acquirers listen on 'redlock:released:' .. key (see subscriber.hpp).
+// Waiting acquirers listen on 'redlock:released:' .. key (see subscriber.hpp); the message is
+// the released owner value, so that a client recognises the releases it handed off itself.
 constexpr std::string_view plain_release = R"lua(
 local mine, other = 0, 0
 for i = 1, #KEYS do
@@ -27,7 +28,7 @@ for i = 1, #KEYS do
   if v == ARGV[1] then
     mine = mine + 1
     redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], '')
+    redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
   elseif v then
     other = other + 1
   end
@@ -84,7 +85,7 @@ for i = 1, #KEYS do
     mine = mine + 1
     if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
       redis.call('DEL', KEYS[i])
-      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], '')
+      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
     end
   elseif redis.call('EXISTS', KEYS[i]) == 1 then
     other = other + 1

@@ -15,27 +15,40 @@ namespace redlock::detail {
 
 namespace asio = boost::asio;
 
-std::string release_channel(std::string_view key)
-{
-    return "redlock:released:" + std::string(key);
+namespace {
+constexpr std::string_view release_prefix = "redlock:released:";
 }
 
-subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings)
+std::string release_channel(std::string_view key)
+{
+    std::string channel(release_prefix);
+    channel += key;
+    return channel;
+}
+
+std::string_view released_key(std::string_view channel)
+{
+    return channel.starts_with(release_prefix) ? channel.substr(release_prefix.size())
+                                               : std::string_view();
+}
+
+subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings,
+                       std::shared_ptr<waiter_queue> waiters)
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
       settings_(std::move(settings)),
+      waiters_(std::move(waiters)),
       socket_(strand_)
 {
 }
 
-void subscriber::watch(const std::string& channel, asio::steady_timer* waiter)
+void subscriber::watch(std::string_view key)
 {
     if (state_ == state::closed) {
         return;
     }
-    auto& waiters = channels_[channel];
-    waiters.push_back(waiter);
-    if (waiters.size() > 1) {
+    const std::string channel = release_channel(key);
+    if (++channels_[channel] > 1) {
         return;
     }
     if (state_ == state::connected) {
@@ -46,14 +59,14 @@ void subscriber::watch(const std::string& channel, asio::steady_timer* waiter)
     // While in back-off, waiters fall back to their timers.
 }
 
-void subscriber::unwatch(const std::string& channel, asio::steady_timer* waiter)
+void subscriber::unwatch(std::string_view key)
 {
+    const std::string channel = release_channel(key);
     auto it = channels_.find(channel);
     if (it == channels_.end()) {
         return;
     }
-    std::erase(it->second, waiter);
-    if (it->second.empty()) {
+    if (--it->second == 0) {
         channels_.erase(it);
         if (state_ == state::connected) {
             send("UNSUBSCRIBE", channel);
@@ -100,7 +113,7 @@ asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
     socket_ = std::move(fresh);
     decoder_.reset();
     state_ = state::connected;
-    for (const auto& [channel, waiters] : channels_) {
+    for (const auto& [channel, watches] : channels_) {
         send("SUBSCRIBE", channel);
     }
 }
@@ -180,11 +193,10 @@ void subscriber::on_reply(const resp::reply& r)
     } else if (kind == "unsubscribe") {
         confirmed_ = r.elements[2].integer;
     } else if (kind == "message") {
-        auto it = channels_.find(r.elements[1].text);
-        if (it != channels_.end()) {
-            for (asio::steady_timer* waiter : it->second) {
-                waiter->cancel();
-            }
+        const std::string& channel = r.elements[1].text;
+        if (channels_.contains(channel)) {
+            // The payload is the released owner value (scripts.cpp).
+            waiters_->released(released_key(channel), r.elements[2].text);
         }
     }
 }

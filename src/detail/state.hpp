@@ -10,6 +10,7 @@
 #include "detail/scripts.hpp"
 #include "detail/subscriber.hpp"
 #include "detail/validity.hpp"
+#include "detail/waiters.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -143,6 +144,8 @@ class client_impl
     boost::asio::any_io_executor strand;
     redlock::config cfg;
     std::vector<std::shared_ptr<connection>> nodes;
+    /// The acquires waiting to retry, by key (wake-ups and hand-offs); on the strand.
+    std::shared_ptr<waiter_queue> waiters = std::make_shared<waiter_queue>();
     /// One pub/sub connection per node, for wake-ups; they connect only when needed.
     std::vector<std::shared_ptr<subscriber>> subscribers;
 

@@ -1,14 +1,15 @@
 #pragma once
 
 // Wake-ups: one pub/sub connection per node, shared by every waiting acquire of a client.
-// A release publishes on a channel derived from the key; waiters of that channel have their
-// retry timer cancelled, so they try again at once instead of after the random delay.
+// A release publishes on a channel derived from the key; the client's waiter_queue decides
+// which of the key's waiters tries again at once instead of after its random delay.
 
 #include <redlock/node.hpp>
 
 #include "detail/connection.hpp"
 #include "detail/resp.hpp"
 #include "detail/stream.hpp"
+#include "detail/waiters.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -24,16 +25,21 @@ namespace redlock::detail {
 
 /// The channel a release of `key` publishes on.
 std::string release_channel(std::string_view key);
+/// The key of a release channel; empty if `channel` is not one.
+std::string_view released_key(std::string_view channel);
 
 class subscriber : public std::enable_shared_from_this<subscriber>
 {
   public:
-    subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
+    /// Tells `waiters` of every release message. `waiters` outlives the subscriber's work:
+    /// the client owns both and closes the subscriber first.
+    subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings,
+               std::shared_ptr<waiter_queue> waiters);
 
-    /// Cancels `*waiter` whenever a message arrives on `channel`, until `unwatch`. The first
-    /// watcher of a channel subscribes to it. On the strand; `waiter` must outlive the watch.
-    void watch(const std::string& channel, boost::asio::steady_timer* waiter);
-    void unwatch(const std::string& channel, boost::asio::steady_timer* waiter);
+    /// Listens for releases of `key` until as many `unwatch` calls: the first watch of a key
+    /// subscribes to its channel. On the strand.
+    void watch(std::string_view key);
+    void unwatch(std::string_view key);
     /// Drops the connection and every watch (client shutdown).
     void close();
 
@@ -50,6 +56,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     boost::asio::any_io_executor strand_;
     node endpoint_;
     connection_settings settings_;
+    std::shared_ptr<waiter_queue> waiters_;
     stream socket_;
     enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
     std::uint64_t generation_ = 0;
@@ -60,7 +67,8 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     // this is non-zero or while a subscribe is on its way.
     long confirmed_ = 0;
     long requested_ = 0;
-    std::map<std::string, std::vector<boost::asio::steady_timer*>, std::less<>> channels_;
+    /// Watch counts, by channel.
+    std::map<std::string, std::size_t, std::less<>> channels_;
     resp::decoder decoder_;
     clock::time_point retry_at_{};
 };

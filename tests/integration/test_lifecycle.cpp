@@ -205,37 +205,74 @@ BOOST_FIXTURE_TEST_CASE(without_watchdog_the_work_is_cancelled_when_validity_run
     BOOST_TEST((since(start) < 2000ms));
 }
 
-BOOST_FIXTURE_TEST_CASE(a_release_wakes_a_waiting_acquire_at_once, five_nodes)
+// Three acquires of one key queue up behind a holder, each with a retry delay that polling
+// could not beat; `releaser` releases the held lock, then each waiter releases in turn.
+// Returns the order in which the waiters got the lock and how often each asked for a delay.
+struct queue_outcome
 {
-    redlock::client holder_client(io.get_executor(), config());
-    redlock::client waiter_client(io.get_executor(), config());
-    auto holder = holder_client.make_mutex("handoff");
-    // Polling alone would retry only after 5 s.
-    auto waiter = waiter_client.make_mutex("handoff", {.tries = 3, .retry_delay = 5s});
-    std::chrono::milliseconds gap{};
+    std::vector<int> order;
+    std::vector<int> delays;
+};
+queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, redlock::mutex holder,
+                       const std::string& key)
+{
+    queue_outcome out{{}, std::vector<int>(3, 0)};
     run(
         io,
         [&]() -> asio::awaitable<int> {
+            // Cancelled on every event the test waits for; each wait re-checks its condition.
+            asio::steady_timer event(co_await asio::this_coro::executor, steady::time_point::max());
+            auto until = [&](auto done) -> asio::awaitable<void> {
+                while (!done()) {
+                    co_await event.async_wait(asio::as_tuple(asio::use_awaitable));
+                }
+            };
             redlock::guard held = co_await holder.acquire();
-            steady::time_point acquired_at{};
-            waiter.async_acquire([&](error_code ec, redlock::guard g) {
-                BOOST_TEST(!ec);
-                BOOST_TEST(g.owns_lock());
-                acquired_at = steady::now();
-            });
-            co_await pause_for(300ms);  // the waiter failed once and is now waiting to retry
-            BOOST_TEST((acquired_at == steady::time_point{}));
-            const auto released_at = steady::now();
-            co_await held.release();
-            while (acquired_at == steady::time_point{}) {
-                co_await pause_for(1ms);
+            std::vector<redlock::guard> guards(3);
+            for (int i = 0; i < 3; ++i) {
+                // Asked for once the first attempt failed and the acquire waits in line.
+                auto delay = [&, i](int) {
+                    ++out.delays[static_cast<std::size_t>(i)];
+                    event.cancel();
+                    return std::chrono::milliseconds(60s);
+                };
+                auto m = waiters_client.make_mutex(key, {.tries = 3, .retry_delay = delay});
+                m.async_acquire([&, i](error_code ec, redlock::guard g) {
+                    BOOST_TEST(!ec, "waiter " << i);
+                    out.order.push_back(i);
+                    guards[static_cast<std::size_t>(i)] = std::move(g);
+                    event.cancel();
+                });
+                co_await until([&] { return out.delays[static_cast<std::size_t>(i)] > 0; });
             }
-            gap = std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
+            co_await held.release();
+            for (std::size_t n = 1; n <= 3; ++n) {
+                co_await until([&] { return out.order.size() >= n; });
+                co_await guards[static_cast<std::size_t>(out.order.back())].release();
+            }
             co_return 0;
         }(),
-        20s);
-    BOOST_TEST_MESSAGE("release-to-acquire gap with wake-ups: " << gap.count() << " ms");
-    BOOST_TEST((gap < 1000ms));
+        30s);
+    return out;
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_the_clients_longest_waiting_acquire, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    const queue_outcome q = queue_up(io, c, c.make_mutex("queue"), "queue");
+    BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
+    // One attempt each while waiting: a release woke only the one whose turn it was.
+    BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
+}
+
+BOOST_FIXTURE_TEST_CASE(another_clients_release_wakes_one_waiter_of_a_client, five_nodes)
+{
+    redlock::client holder_client(io.get_executor(), config());
+    redlock::client waiter_client(io.get_executor(), config());
+    const queue_outcome q =
+        queue_up(io, waiter_client, holder_client.make_mutex("remote"), "remote");
+    BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
+    BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
 }
 
 BOOST_FIXTURE_TEST_CASE(an_idle_client_leaves_no_work_pending, five_nodes)

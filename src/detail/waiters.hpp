@@ -1,0 +1,66 @@
+#pragma once
+
+// The acquires of one client that wait to retry a lock another owner holds, per key, in the
+// order they began to wait. A release wakes one of them, not all: the client sends one
+// contender per key at a time, and its waiters take the lock in turn.
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// One waiting acquire, owned by its coroutine. Registered under each of its keys.
+struct waiter
+{
+    explicit waiter(boost::asio::steady_timer& t) : timer(&t) {}
+
+    /// Its retry pause; a wake-up cancels it.
+    boost::asio::steady_timer* timer;
+    /// In its retry pause. Otherwise it is making an attempt (or cleaning up after one).
+    bool pausing = false;
+    /// A release of one of its keys was seen while it was attempting: the lock may be free
+    /// by the time the attempt has failed, so the next pause is skipped.
+    bool missed = false;
+};
+
+/// On the client's strand.
+class waiter_queue
+{
+  public:
+    void enter(const std::string& key, waiter& w);
+    void leave(std::string_view key, const waiter& w);
+
+    /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter
+    /// that is pausing, so that its attempt is written right behind the release on every
+    /// connection. Returns it.
+    waiter* hand_off(std::string_view key, std::string_view value);
+    /// A node said that `key`, held as `value`, was released. Each node of the lock sends
+    /// such a message, some of them late: only the first for a given release counts, and
+    /// those of a release this client handed off do not count at all. If one of the key's
+    /// waiters is attempting already, it is the client's contender and only notes the
+    /// release; if none is, the longest-waiting pausing waiter is woken. Returns it.
+    waiter* released(std::string_view key, std::string_view value);
+
+    std::size_t waiting(std::string_view key) const;
+
+  private:
+    static void wake(waiter& w);
+
+    struct queue
+    {
+        std::vector<waiter*> waiters;
+        /// The owner value of the last release this client has sent a waiter for (or that
+        /// a waiter noted). Owner values are fresh for each acquisition unless the options
+        /// fix one; with a fixed one, a waiter may miss a wake-up and retry after its delay.
+        std::string answered;
+    };
+    waiter* wake_first_pausing(queue& q);
+
+    std::map<std::string, queue, std::less<>> by_key_;
+};
+
+}  // namespace redlock::detail

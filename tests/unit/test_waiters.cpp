@@ -1,0 +1,171 @@
+#include "detail/waiters.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <vector>
+
+using namespace redlock::detail;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Three acquires waiting on "k", each with a retry pause that only a wake-up ends early.
+struct three_waiters
+{
+    asio::io_context io;
+    std::vector<asio::steady_timer> timers;
+    std::vector<waiter> waiters;
+    std::vector<int> woken;  // indices, in the order their pauses ended
+    waiter_queue queue;
+
+    three_waiters()
+    {
+        timers.reserve(3);
+        waiters.reserve(3);
+        for (int i = 0; i < 3; ++i) {
+            timers.emplace_back(io, 1h);
+            waiters.emplace_back(timers.back());
+            queue.enter("k", waiters.back());
+        }
+    }
+    void pause_all()
+    {
+        for (std::size_t i = 0; i < 3; ++i) {
+            pause(i);
+        }
+    }
+    void pause(std::size_t i)
+    {
+        waiters[i].pausing = true;
+        timers[i].expires_after(1h);
+        timers[i].async_wait([this, i](boost::system::error_code ec) {
+            BOOST_TEST(ec == asio::error::operation_aborted);
+            woken.push_back(static_cast<int>(i));
+        });
+    }
+    std::vector<int> run()
+    {
+        io.poll();
+        io.restart();
+        return std::exchange(woken, {});
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(waiter_queue_rules)
+
+BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(!waiters[0].pausing);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // The next hand-off goes to the next in line, while the first is still attempting.
+    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_waiters)
+{
+    pause_all();
+    queue.leave("k", waiters[0]);
+    BOOST_TEST(queue.waiting("k") == 2u);
+    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    // The same release reported by the other nodes: the client has its contender already.
+    for (int node = 1; node < 5; ++node) {
+        BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    }
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Some of them after the woken waiter took the lock and left: still nobody else woken.
+    queue.leave("k", waiters[0]);
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    BOOST_TEST(run().empty());
+    BOOST_TEST(!waiters[1].missed);
+    BOOST_TEST(!waiters[2].missed);
+    // A release by another owner is a new one.
+    BOOST_TEST(queue.released("k", "later") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // The first waiter took the lock and left before every node's message came in.
+    queue.leave("k", waiters[0]);
+    for (int node = 0; node < 5; ++node) {
+        BOOST_TEST(queue.released("k", "mine") == nullptr);
+    }
+    BOOST_TEST(run().empty());
+    // Another owner's release still wakes the next in line.
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, three_waiters)
+{
+    // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
+    BOOST_TEST(queue.hand_off("k", "mine") == nullptr);
+    BOOST_TEST(queue.released("k", "mine") == nullptr);
+    BOOST_TEST(waiters[0].missed);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_is_noted_not_lost, three_waiters)
+{
+    pause(1);
+    pause(2);
+    // Waiter 0 is attempting: it is the one that notes the release; nobody else is woken.
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    BOOST_TEST(waiters[0].missed);
+    BOOST_TEST(run().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_queue, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("other", "mine") == nullptr);
+    BOOST_TEST(queue.released("other", "theirs") == nullptr);
+    for (auto& w : waiters) {
+        queue.leave("k", w);
+    }
+    BOOST_TEST(queue.waiting("k") == 0u);
+    BOOST_TEST(queue.hand_off("k", "mine") == nullptr);
+    BOOST_TEST(run().empty());
+    for (auto& t : timers) {
+        t.cancel();
+    }
+    BOOST_TEST(run().size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
+{
+    asio::io_context io;
+    asio::steady_timer t(io, 1h);
+    waiter w(t);
+    waiter_queue queue;
+    queue.enter("a", w);
+    queue.enter("b", w);
+    w.pausing = true;
+    bool woken = false;
+    t.async_wait([&](boost::system::error_code) { woken = true; });
+    BOOST_TEST(queue.hand_off("b", "mine") == &w);
+    io.poll();
+    BOOST_TEST(woken);
+    // Attempting now: a release of "a" is noted on it.
+    BOOST_TEST(queue.released("a", "theirs") == nullptr);
+    BOOST_TEST(w.missed);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
