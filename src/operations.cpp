@@ -612,56 +612,69 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     report rep;
 
     for (int attempt = 1; attempt <= tries; ++attempt) {
-        const auto start = clock::now();
-        request req = acquire_request(m->shape(), value, o.expiry);
-        round r{std::move(req.cmd),
-                req.read,
-                value,
-                start + per_node,
-                o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
-                o.shuffle_nodes,
-                o.fencing};
-        auto outcomes = co_await run_round(c->nodes, std::move(r));
-        const tally t = count(outcomes);
-        const auto until = valid_until(start, o.expiry, o.drift_factor);
-        const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
-        rep = make_report(std::move(outcomes), attempt);
+        // While the lock is held by, or being handed to, another acquire of this client and
+        // others of its acquires wait for it, a first attempt would fail (the hand-off's
+        // request is ahead of it on every connection): this acquire joins the line instead,
+        // and that counts as its first attempt.
+        if (attempt == 1 && tries > 1 && o.wake_on_release && !o.reentrant &&
+            c->waiters->ours(m->keys)) {
+            last = error::taken;
+            wake.start();
+        } else {
+            const auto start = clock::now();
+            request req = acquire_request(m->shape(), value, o.expiry);
+            round r{std::move(req.cmd),
+                    req.read,
+                    value,
+                    start + per_node,
+                    o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                    o.shuffle_nodes,
+                    o.fencing};
+            auto outcomes = co_await run_round(c->nodes, std::move(r));
+            const tally t = count(outcomes);
+            const auto until = valid_until(start, o.expiry, o.drift_factor);
+            const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
+            rep = make_report(std::move(outcomes), attempt);
 
-        bool granted = !cancelled(cs) && t.reached() && clock::now() < until;
-        if (granted && o.fencing) {
-            // The token may be used only once a majority's counters are at least as large:
-            // that is what makes every later acquisition's token larger (docs/safety.md).
-            granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
-        }
-        if (granted) {
-            auto l = std::make_shared<lock_state>();
-            l->mutex = m;
-            l->value = value;
-            l->fencing_token = token;
-            l->until = until;
-            l->extended_at = start;
-            l->owns = true;
-            l->set_report(rep);
-            if (o.auto_extend) {
-                start_watch(l);
+            bool granted = !cancelled(cs) && t.reached() && clock::now() < until;
+            if (granted && o.fencing) {
+                // The token may be used only once a majority's counters are at least as large:
+                // that is what makes every later acquisition's token larger (docs/safety.md).
+                granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
             }
-            m->set_report(rep);
-            co_return guard_result{error_code{}, guard(std::move(l))};
-        }
+            if (granted) {
+                auto l = std::make_shared<lock_state>();
+                l->mutex = m;
+                l->value = value;
+                l->fencing_token = token;
+                l->until = until;
+                l->extended_at = start;
+                l->owns = true;
+                l->set_report(rep);
+                if (o.auto_extend) {
+                    start_watch(l);
+                }
+                m->set_report(rep);
+                c->waiters->granted(m->keys);
+                co_return guard_result{error_code{}, guard(std::move(l))};
+            }
 
-        // A failed attempt may still have set the key on some nodes (or on all of them, if
-        // the validity ran out): delete it everywhere before anything else.
-        lock_state attempt_state;
-        attempt_state.mutex = m;
-        attempt_state.value = value;
-        co_await run_round_uncancellable(c, release_round(attempt_state));
+            // A failed attempt may still have set the key on some nodes (or on all of them, if
+            // the validity ran out): delete it everywhere before anything else.
+            lock_state attempt_state;
+            attempt_state.mutex = m;
+            attempt_state.value = value;
+            co_await run_round_uncancellable(c, release_round(attempt_state));
 
-        if (cancelled(cs)) {
-            co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
-        }
-        last = t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
-        if (o.wake_on_release && t.taken > 0) {
-            wake.start();  // from now on a release wakes the retry below
+            if (cancelled(cs)) {
+                co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+            }
+            last =
+                t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
+            c->waiters->attempt_failed(m->keys);
+            if (o.wake_on_release && t.taken > 0) {
+                wake.start();  // from now on a release wakes the retry below
+            }
         }
         if (attempt == tries) {
             break;

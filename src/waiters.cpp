@@ -21,6 +21,27 @@ void waiter_queue::leave(std::string_view key, const waiter& w)
     }
 }
 
+namespace {
+// How many recent releases a client recognises the late messages of.
+constexpr std::size_t answered_kept = 8;
+}  // namespace
+
+void waiter_queue::queue::answer(std::string_view value)
+{
+    if (value.empty() || was_answered(value)) {
+        return;
+    }
+    if (answered.size() == answered_kept) {
+        answered.erase(answered.begin());
+    }
+    answered.emplace_back(value);
+}
+
+bool waiter_queue::queue::was_answered(std::string_view value) const
+{
+    return !value.empty() && std::find(answered.begin(), answered.end(), value) != answered.end();
+}
+
 void waiter_queue::wake(waiter& w)
 {
     // Not pausing from now on, although its coroutine resumes only later: a second release
@@ -48,18 +69,20 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value)
     }
     waiter* w = wake_first_pausing(it->second);
     if (w) {
-        it->second.answered = value;
+        it->second.answer(value);
     }
+    it->second.ours = w != nullptr;
     return w;
 }
 
 waiter* waiter_queue::released(std::string_view key, std::string_view value)
 {
     auto it = by_key_.find(key);
-    if (it == by_key_.end() || (!value.empty() && value == it->second.answered)) {
+    if (it == by_key_.end() || it->second.was_answered(value)) {
         return nullptr;
     }
     queue& q = it->second;
+    q.ours = false;  // another owner's release, or one of ours that nobody here took over
     bool attempting = false;
     for (waiter* w : q.waiters) {
         if (!w->pausing) {
@@ -69,9 +92,35 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
     }
     waiter* woken = attempting ? nullptr : wake_first_pausing(q);
     if (attempting || woken) {
-        q.answered = value;
+        q.answer(value);
     }
     return woken;
+}
+
+void waiter_queue::granted(const std::vector<std::string>& keys)
+{
+    for (const std::string& key : keys) {
+        if (auto it = by_key_.find(key); it != by_key_.end()) {
+            it->second.ours = true;
+        }
+    }
+}
+
+void waiter_queue::attempt_failed(const std::vector<std::string>& keys)
+{
+    for (const std::string& key : keys) {
+        if (auto it = by_key_.find(key); it != by_key_.end()) {
+            it->second.ours = false;
+        }
+    }
+}
+
+bool waiter_queue::ours(const std::vector<std::string>& keys) const
+{
+    return std::any_of(keys.begin(), keys.end(), [this](const std::string& key) {
+        auto it = by_key_.find(key);
+        return it != by_key_.end() && it->second.ours;
+    });
 }
 
 std::size_t waiter_queue::waiting(std::string_view key) const

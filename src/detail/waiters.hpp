@@ -45,6 +45,17 @@ class waiter_queue
     /// release; if none is, the longest-waiting pausing waiter is woken. Returns it.
     waiter* released(std::string_view key, std::string_view value);
 
+    /// An acquire of this client got `keys`.
+    void granted(const std::vector<std::string>& keys);
+    /// An attempt of this client on `keys` failed.
+    void attempt_failed(const std::vector<std::string>& keys);
+    /// Whether one of `keys` is held by an acquire of this client, or being handed to one,
+    /// while others of its acquires wait for it: a new acquire then joins the line instead
+    /// of making an attempt that would fail. Only as good as what the client has seen: a
+    /// lock of this client that expired unreleased still looks held until a failed attempt
+    /// or another owner's release says otherwise, which costs a new acquire one retry delay.
+    bool ours(const std::vector<std::string>& keys) const;
+
     std::size_t waiting(std::string_view key) const;
 
   private:
@@ -53,10 +64,16 @@ class waiter_queue
     struct queue
     {
         std::vector<waiter*> waiters;
-        /// The owner value of the last release this client has sent a waiter for (or that
-        /// a waiter noted). Owner values are fresh for each acquisition unless the options
-        /// fix one; with a fixed one, a waiter may miss a wake-up and retry after its delay.
-        std::string answered;
+        /// The owner values of the last releases this client has sent a waiter for (or that
+        /// a waiter noted), newest last: a node that falls behind may report a release
+        /// after several newer ones. Owner values are fresh for each acquisition unless the
+        /// options fix one; with a fixed one, a waiter may miss a wake-up and retry after
+        /// its delay instead.
+        std::vector<std::string> answered;
+        void answer(std::string_view value);
+        bool was_answered(std::string_view value) const;
+        /// See `ours`.
+        bool ours = false;
     };
     waiter* wake_first_pausing(queue& q);
 

@@ -9,18 +9,25 @@ namespace {
 
 using boost::system::error_code;
 
-// How many times a node has run EVALSHA: extensions and releases both go through it.
-long evalsha_calls(std::uint16_t port)
+// How many times a node has run `command` (lower case, as INFO commandstats names it).
+long command_calls(std::uint16_t port, std::string_view command)
 {
     const std::string stats = redis_command(port, {"INFO", "commandstats"});
-    const auto at = stats.find("cmdstat_evalsha:calls=");
+    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+    const auto at = stats.find(field);
     if (at == std::string::npos) {
         return 0;
     }
     long calls = 0;
-    const char* first = stats.data() + at + std::string_view("cmdstat_evalsha:calls=").size();
+    const char* first = stats.data() + at + field.size();
     std::from_chars(first, stats.data() + stats.size(), calls);
     return calls;
+}
+
+// Extensions and releases both go through EVALSHA.
+long evalsha_calls(std::uint16_t port)
+{
+    return command_calls(port, "evalsha");
 }
 
 asio::awaitable<void> pause_for(std::chrono::milliseconds d)
@@ -273,6 +280,65 @@ BOOST_FIXTURE_TEST_CASE(another_clients_release_wakes_one_waiter_of_a_client, fi
         queue_up(io, waiter_client, holder_client.make_mutex("remote"), "remote");
     BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
     BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
+}
+
+BOOST_FIXTURE_TEST_CASE(an_acquire_joins_the_line_while_the_client_holds_the_lock, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    const std::uint16_t port = nodes[0].port();
+    std::vector<int> order;
+    run(
+        io,
+        [&]() -> asio::awaitable<int> {
+            asio::steady_timer event(co_await asio::this_coro::executor, steady::time_point::max());
+            auto until = [&](auto done) -> asio::awaitable<void> {
+                while (!done()) {
+                    co_await event.async_wait(asio::as_tuple(asio::use_awaitable));
+                }
+            };
+            std::vector<redlock::guard> guards(3);
+            std::vector<long> sets_when_waiting(3, -1);
+            auto start = [&](int i) {
+                auto m = c.make_mutex("line", {.tries = 3, .retry_delay = [&, i](int) {
+                                                   sets_when_waiting[static_cast<std::size_t>(i)] =
+                                                       command_calls(port, "set");
+                                                   event.cancel();
+                                                   return std::chrono::milliseconds(60s);
+                                               }});
+                m.async_acquire([&, i](error_code ec, redlock::guard g) {
+                    BOOST_TEST(!ec, "acquire " << i);
+                    order.push_back(i);
+                    guards[static_cast<std::size_t>(i)] = std::move(g);
+                    event.cancel();
+                });
+            };
+            auto waiting = [&](int i) {
+                return sets_when_waiting[static_cast<std::size_t>(i)] >= 0;
+            };
+
+            redlock::guard held = co_await c.make_mutex("line").acquire();
+            start(0);
+            co_await until([&] { return waiting(0); });
+            start(1);
+            co_await until([&] { return waiting(1); });
+            // Handed to 0, while 1 still waits: the lock is the client's own.
+            co_await held.release();
+            co_await until([&] { return order.size() == 1; });
+
+            // A new acquire joins the line behind 1 without sending a request (its attempt
+            // would fail against 0), and gets its turn after 1.
+            const long sets_before = command_calls(port, "set");
+            start(2);
+            co_await until([&] { return waiting(2); });
+            BOOST_TEST(sets_when_waiting[2] == sets_before);
+            for (std::size_t n = 1; n <= 3; ++n) {
+                co_await until([&] { return order.size() >= n; });
+                co_await guards[static_cast<std::size_t>(order.back())].release();
+            }
+            co_return 0;
+        }(),
+        30s);
+    BOOST_TEST(order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
 }
 
 BOOST_FIXTURE_TEST_CASE(an_idle_client_leaves_no_work_pending, five_nodes)

@@ -114,6 +114,19 @@ BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, 
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
+BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "first") == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "second") == &waiters[1]);
+    BOOST_TEST(run() == (std::vector<int>{0, 1}));
+    queue.leave("k", waiters[0]);
+    queue.leave("k", waiters[1]);
+    // A node that fell behind reports the first release only now.
+    BOOST_TEST(queue.released("k", "first") == nullptr);
+    BOOST_TEST(run().empty());
+}
+
 BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, three_waiters)
 {
     // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
