@@ -1,9 +1,12 @@
 #include "detail/owner_value.hpp"
 
+#include <pthread.h>
 #include <sys/random.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 namespace redlock::detail {
@@ -36,12 +39,24 @@ std::string base64_encode(std::span<const unsigned char> bytes)
     return out;
 }
 
-std::string random_owner_value()
+namespace {
+
+// Random bytes are drawn from the OS a block at a time: a getrandom call for each lock
+// value was one system call of the ~20 an uncontended lock cycle makes. Each thread keeps
+// its own block; a forked child discards what its parent had drawn, or parent and child
+// would hand out the same owner values.
+std::atomic<unsigned> fork_generation{0};
+
+void after_fork_in_child()
 {
-    std::array<unsigned char, 16> bytes{};
+    fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
+
+void fill_from_os(std::span<unsigned char> out)
+{
     std::size_t filled = 0;
-    while (filled < bytes.size()) {
-        ssize_t n = ::getrandom(bytes.data() + filled, bytes.size() - filled, 0);
+    while (filled < out.size()) {
+        ssize_t n = ::getrandom(out.data() + filled, out.size() - filled, 0);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -50,6 +65,40 @@ std::string random_owner_value()
         }
         filled += static_cast<std::size_t>(n);
     }
+}
+
+class random_block
+{
+  public:
+    void take(std::span<unsigned char> out)
+    {
+        static const int registered = ::pthread_atfork(nullptr, nullptr, after_fork_in_child);
+        (void)registered;
+        const unsigned generation = fork_generation.load(std::memory_order_relaxed);
+        if (generation != generation_ || used_ + out.size() > bytes_.size()) {
+            fill_from_os(bytes_);
+            generation_ = generation;
+            used_ = 0;
+        }
+        std::memcpy(out.data(), bytes_.data() + used_, out.size());
+        // Bytes handed out are not kept.
+        std::memset(bytes_.data() + used_, 0, out.size());
+        used_ += out.size();
+    }
+
+  private:
+    std::array<unsigned char, 512> bytes_{};
+    std::size_t used_ = bytes_.size();
+    unsigned generation_ = 0;
+};
+
+}  // namespace
+
+std::string random_owner_value()
+{
+    thread_local random_block block;
+    std::array<unsigned char, 16> bytes{};
+    block.take(bytes);
     return base64_encode(bytes);
 }
 

@@ -2,8 +2,12 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 using redlock::detail::base64_encode;
@@ -56,6 +60,60 @@ BOOST_AUTO_TEST_CASE(random_values_are_distinct)
         seen.insert(random_owner_value());
     }
     BOOST_TEST(seen.size() == 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(random_values_are_distinct_across_blocks_and_threads)
+{
+    // Several 512-byte blocks per thread, four threads at once.
+    std::vector<std::vector<std::string>> drawn(4);
+    std::vector<std::thread> threads;
+    for (auto& out : drawn) {
+        threads.emplace_back([&out] {
+            for (int i = 0; i < 200; ++i) {
+                out.push_back(random_owner_value());
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    std::set<std::string> seen;
+    for (const auto& out : drawn) {
+        seen.insert(out.begin(), out.end());
+    }
+    BOOST_TEST(seen.size() == 800u);
+}
+
+BOOST_AUTO_TEST_CASE(a_forked_child_does_not_repeat_its_parents_values)
+{
+    random_owner_value();  // the parent has a block with bytes left in it
+    int fds[2];
+    BOOST_TEST_REQUIRE(::pipe(fds) == 0);
+    const pid_t child = ::fork();
+    BOOST_TEST_REQUIRE(child >= 0);
+    if (child == 0) {
+        const std::string v = random_owner_value();
+        const bool written = ::write(fds[1], v.data(), v.size()) == static_cast<ssize_t>(v.size());
+        ::_exit(written ? 0 : 1);
+    }
+    ::close(fds[1]);
+    const std::string parents = random_owner_value();
+    std::string childs(24, '\0');
+    std::size_t got = 0;
+    while (got < childs.size()) {
+        const ssize_t n = ::read(fds[0], childs.data() + got, childs.size() - got);
+        if (n <= 0) {
+            break;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(WEXITSTATUS(status) == 0);
+    BOOST_TEST_REQUIRE(got == childs.size());
+    BOOST_TEST(childs != parents);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
