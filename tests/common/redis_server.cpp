@@ -88,8 +88,14 @@ std::string render(const redisReply& r)
             return "(nil)";
         case REDIS_REPLY_ARRAY: {
             std::string out;
-            for (size_t i = 0; i < r.elements; ++i)
-                out += (i ? " " : "") + render(*r.element[i]);
+            for (size_t i = 0; i < r.elements; ++i) {
+                // Appended piece by piece: `(i ? " " : "") + render(...)` trips a false
+                // -Wrestrict in g++ 12 at -O3.
+                if (i > 0) {
+                    out += ' ';
+                }
+                out += render(*r.element[i]);
+            }
             return out;
         }
         default:  // string, status, error

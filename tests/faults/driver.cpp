@@ -238,8 +238,10 @@ class worker_process
         while (!exited_) {
             int st = 0;
             const pid_t r = ::waitpid(pid_, &st, WUNTRACED | WNOHANG);
-            if (r == pid_ && WIFSTOPPED(st))
+            if (r == pid_ && WIFSTOPPED(st)) {
+                stopped_ = true;
                 return true;
+            }
             if (r == pid_)
                 reaped(st);
             else if (steady::now() >= deadline)
@@ -248,6 +250,16 @@ class worker_process
                 std::this_thread::sleep_for(poll_interval);
         }
         return false;
+    }
+
+    // Continues a worker that stopped itself. Only then: a SIGCONT sent to a worker that is
+    // exiting can reach it while LeakSanitizer has its threads stopped under ptrace (ASan
+    // builds), and one such worker never finished exiting.
+    void resume()
+    {
+        if (stopped_ && !exited_)
+            ::kill(pid_, SIGCONT);
+        stopped_ = false;
     }
 
     // True once the worker has exited (see status()); false at the deadline.
@@ -294,6 +306,7 @@ class worker_process
   private:
     void reaped(int st)
     {
+        stopped_ = false;
         exited_ = true;
         status_ = st;
     }
@@ -301,6 +314,7 @@ class worker_process
     int id_;
     pid_t pid_ = -1;
     bool exited_ = false;
+    bool stopped_ = false;  // stopped itself, seen by wait_stopped, not continued yet
     int status_ = 0;
 };
 
@@ -502,7 +516,7 @@ class run
     // Resumes worker 0 and waits for the section it was stopped in to be logged.
     void resume_holder(const stop_event& e)
     {
-        workers_.at(0)->signal(SIGCONT);
+        workers_.at(0)->resume();
         wait_for(
             [&] {
                 return std::any_of(sections_.begin(), sections_.end(), [&](const rf::section& s) {
@@ -553,7 +567,7 @@ class run
         }
         const auto deadline = std::max(end_, steady::now()) + exit_grace;
         for (auto& w : workers_) {
-            w->signal(SIGCONT);  // in case the schedule failed while worker 0 was stopped
+            w->resume();  // in case the schedule failed while worker 0 was stopped
             if (!w->wait_exit(deadline))
                 problems_.push_back("worker " + std::to_string(w->id()) + " did not exit within " +
                                     std::to_string(exit_grace.count()) + " ms after its run");
