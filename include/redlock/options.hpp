@@ -78,7 +78,9 @@ struct options
     bool reentrant = false;
     /// Wake-ups: while `acquire` waits to retry a lock that another owner holds, it listens
     /// (one shared pub/sub connection per node and client) for that key's release and
-    /// retries at once; the random delay stays as the fallback. Off: plain polling.
+    /// retries at once; the random delay stays as the fallback. A client's waiters of one
+    /// key take turns in the order they began to wait, and a release by the same client
+    /// hands the lock to the next of them directly. Off: plain polling.
     bool wake_on_release = true;
     /// Watchdog: while the guard owns the lock, extend it about every expiry / 3, so that
     /// work of unknown length stays protected. Stops on release or destruction. A failed
