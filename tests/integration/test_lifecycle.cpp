@@ -212,6 +212,25 @@ BOOST_FIXTURE_TEST_CASE(without_watchdog_the_work_is_cancelled_when_validity_run
     BOOST_TEST((since(start) < 2000ms));
 }
 
+// What a test coroutine waits for while callbacks change the state it checks: they call
+// notify(), and until(done) re-checks done() after each notification (no polling, no sleep).
+class test_event
+{
+  public:
+    explicit test_event(const asio::any_io_executor& ex) : timer_(ex, steady::time_point::max()) {}
+    void notify() { timer_.cancel(); }
+    template <class Done>
+    asio::awaitable<void> until(Done done)
+    {
+        while (!done()) {
+            co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+    }
+
+  private:
+    asio::steady_timer timer_;
+};
+
 // Three acquires of one key queue up behind a holder, each with a retry delay that polling
 // could not beat; `releaser` releases the held lock, then each waiter releases in turn.
 // Returns the order in which the waiters got the lock and how often each asked for a delay.
@@ -227,20 +246,14 @@ queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, re
     run(
         io,
         [&]() -> asio::awaitable<int> {
-            // Cancelled on every event the test waits for; each wait re-checks its condition.
-            asio::steady_timer event(co_await asio::this_coro::executor, steady::time_point::max());
-            auto until = [&](auto done) -> asio::awaitable<void> {
-                while (!done()) {
-                    co_await event.async_wait(asio::as_tuple(asio::use_awaitable));
-                }
-            };
+            test_event event(co_await asio::this_coro::executor);
             redlock::guard held = co_await holder.acquire();
             std::vector<redlock::guard> guards(3);
             for (int i = 0; i < 3; ++i) {
                 // Asked for once the first attempt failed and the acquire waits in line.
                 auto delay = [&, i](int) {
                     ++out.delays[static_cast<std::size_t>(i)];
-                    event.cancel();
+                    event.notify();
                     return std::chrono::milliseconds(60s);
                 };
                 auto m = waiters_client.make_mutex(key, {.tries = 3, .retry_delay = delay});
@@ -248,13 +261,13 @@ queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, re
                     BOOST_TEST(!ec, "waiter " << i);
                     out.order.push_back(i);
                     guards[static_cast<std::size_t>(i)] = std::move(g);
-                    event.cancel();
+                    event.notify();
                 });
-                co_await until([&] { return out.delays[static_cast<std::size_t>(i)] > 0; });
+                co_await event.until([&] { return out.delays[static_cast<std::size_t>(i)] > 0; });
             }
             co_await held.release();
             for (std::size_t n = 1; n <= 3; ++n) {
-                co_await until([&] { return out.order.size() >= n; });
+                co_await event.until([&] { return out.order.size() >= n; });
                 co_await guards[static_cast<std::size_t>(out.order.back())].release();
             }
             co_return 0;
@@ -290,26 +303,21 @@ BOOST_FIXTURE_TEST_CASE(an_acquire_joins_the_line_while_the_client_holds_the_loc
     run(
         io,
         [&]() -> asio::awaitable<int> {
-            asio::steady_timer event(co_await asio::this_coro::executor, steady::time_point::max());
-            auto until = [&](auto done) -> asio::awaitable<void> {
-                while (!done()) {
-                    co_await event.async_wait(asio::as_tuple(asio::use_awaitable));
-                }
-            };
+            test_event event(co_await asio::this_coro::executor);
             std::vector<redlock::guard> guards(3);
             std::vector<long> sets_when_waiting(3, -1);
             auto start = [&](int i) {
                 auto m = c.make_mutex("line", {.tries = 3, .retry_delay = [&, i](int) {
                                                    sets_when_waiting[static_cast<std::size_t>(i)] =
                                                        command_calls(port, "set");
-                                                   event.cancel();
+                                                   event.notify();
                                                    return std::chrono::milliseconds(60s);
                                                }});
                 m.async_acquire([&, i](error_code ec, redlock::guard g) {
                     BOOST_TEST(!ec, "acquire " << i);
                     order.push_back(i);
                     guards[static_cast<std::size_t>(i)] = std::move(g);
-                    event.cancel();
+                    event.notify();
                 });
             };
             auto waiting = [&](int i) {
@@ -318,21 +326,21 @@ BOOST_FIXTURE_TEST_CASE(an_acquire_joins_the_line_while_the_client_holds_the_loc
 
             redlock::guard held = co_await c.make_mutex("line").acquire();
             start(0);
-            co_await until([&] { return waiting(0); });
+            co_await event.until([&] { return waiting(0); });
             start(1);
-            co_await until([&] { return waiting(1); });
+            co_await event.until([&] { return waiting(1); });
             // Handed to 0, while 1 still waits: the lock is the client's own.
             co_await held.release();
-            co_await until([&] { return order.size() == 1; });
+            co_await event.until([&] { return order.size() == 1; });
 
             // A new acquire joins the line behind 1 without sending a request (its attempt
             // would fail against 0), and gets its turn after 1.
             const long sets_before = command_calls(port, "set");
             start(2);
-            co_await until([&] { return waiting(2); });
+            co_await event.until([&] { return waiting(2); });
             BOOST_TEST(sets_when_waiting[2] == sets_before);
             for (std::size_t n = 1; n <= 3; ++n) {
-                co_await until([&] { return order.size() >= n; });
+                co_await event.until([&] { return order.size() >= n; });
                 co_await guards[static_cast<std::size_t>(order.back())].release();
             }
             co_return 0;
