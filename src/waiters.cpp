@@ -42,19 +42,20 @@ bool waiter_queue::queue::was_answered(std::string_view value) const
     return !value.empty() && std::find(answered.begin(), answered.end(), value) != answered.end();
 }
 
-void waiter_queue::wake(waiter& w)
+void waiter_queue::wake(waiter& w, bool by_message)
 {
+    w.woken_by_message = by_message;
     // Not pausing from now on, although its coroutine resumes only later: a second release
     // message before then must not wake another waiter as well.
     w.pausing = false;
     w.timer->cancel();
 }
 
-waiter* waiter_queue::wake_first_pausing(queue& q)
+waiter* waiter_queue::wake_first_pausing(queue& q, bool by_message)
 {
     for (waiter* w : q.waiters) {
         if (w->pausing) {
-            wake(*w);
+            wake(*w, by_message);
             return w;
         }
     }
@@ -67,7 +68,7 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value)
     if (it == by_key_.end()) {
         return nullptr;
     }
-    waiter* w = wake_first_pausing(it->second);
+    waiter* w = wake_first_pausing(it->second, false);
     if (w) {
         it->second.answer(value);
     }
@@ -90,7 +91,7 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
             attempting = true;
         }
     }
-    waiter* woken = attempting ? nullptr : wake_first_pausing(q);
+    waiter* woken = attempting ? nullptr : wake_first_pausing(q, true);
     if (attempting || woken) {
         q.answer(value);
     }
