@@ -8,7 +8,6 @@
 
 #include "detail/owner_value.hpp"
 #include "detail/quorum.hpp"
-#include "detail/random.hpp"
 #include "detail/scripts.hpp"
 #include "detail/spawn.hpp"
 #include "detail/state.hpp"
@@ -525,15 +524,7 @@ class wake_on_release
         return skip;
     }
     /// Around the retry pause.
-    void pausing(bool p)
-    {
-        waiter_.pausing = p && watching_;
-        if (p) {
-            waiter_.woken_by_message = false;
-        }
-    }
-    /// Whether the pause just ended was cut short by a node's release message (see below).
-    bool woken_by_message() const { return waiter_.woken_by_message; }
+    void pausing(bool p) { waiter_.pausing = p && watching_; }
 
   private:
     client_impl& client_;
@@ -554,14 +545,6 @@ void hand_off(const lock_state& l)
             m.client->waiters->hand_off(key, l.value);
         }
     }
-}
-
-// Uniform in [0, 2 x round].
-clock::duration wake_up_jitter(clock::duration round)
-{
-    const long long us = std::chrono::duration_cast<std::chrono::microseconds>(round).count();
-    std::uniform_int_distribution<long long> pick(0, 2 * std::max(us, 0LL));
-    return std::chrono::microseconds(pick(thread_engine()));
 }
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
@@ -627,7 +610,6 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     wake_on_release wake(*c, m->keys, pause);
     error_code last = error::failed;
     report rep;
-    clock::duration last_round{};  // how long this acquire's last attempt took
 
     for (int attempt = 1; attempt <= tries; ++attempt) {
         // While the lock is held by, or being handed to, another acquire of this client and
@@ -649,7 +631,6 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                     o.shuffle_nodes,
                     o.fencing};
             auto outcomes = co_await run_round(c->nodes, std::move(r));
-            last_round = clock::now() - start;
             const tally t = count(outcomes);
             const auto until = valid_until(start, o.expiry, o.drift_factor);
             const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
@@ -708,22 +689,11 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         if (clock::now() + delay >= give_up_at) {
             break;
         }
-        bool by_message = wake.missed_a_release();
-        if (!by_message) {
+        if (!wake.missed_a_release()) {
             pause.expires_after(delay);
             wake.pausing(true);
             co_await pause.async_wait(asio::as_tuple(use_awaitable));
             wake.pausing(false);
-            by_message = wake.woken_by_message();
-        }
-        if (by_message && !cancelled(cs)) {
-            // A release seen on the nodes woke a waiter in every client that waits for the
-            // lock: starting together, their attempts would split the nodes between them and
-            // all fail. A random delay within two of this acquire's own rounds spreads them
-            // out, so that the first usually gets every node: the Redlock retry delay, scaled
-            // to a wake-up. (A hand-off within the client needs none: nobody else was woken.)
-            pause.expires_after(wake_up_jitter(last_round));
-            co_await pause.async_wait(asio::as_tuple(use_awaitable));
         }
         if (cancelled(cs)) {
             co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};

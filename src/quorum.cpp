@@ -1,7 +1,5 @@
 #include "detail/quorum.hpp"
 
-#include "detail/random.hpp"
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -146,7 +144,8 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     }
     std::iota(order, order + nodes.size(), std::size_t{0});
     if (shuffle) {
-        std::shuffle(order, order + nodes.size(), thread_engine());
+        thread_local std::mt19937 engine{std::random_device{}()};
+        std::shuffle(order, order + nodes.size(), engine);
     }
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         const std::size_t i = order[k];

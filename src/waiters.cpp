@@ -42,20 +42,19 @@ bool waiter_queue::queue::was_answered(std::string_view value) const
     return !value.empty() && std::find(answered.begin(), answered.end(), value) != answered.end();
 }
 
-void waiter_queue::wake(waiter& w, bool by_message)
+void waiter_queue::wake(waiter& w)
 {
-    w.woken_by_message = by_message;
     // Not pausing from now on, although its coroutine resumes only later: a second release
     // message before then must not wake another waiter as well.
     w.pausing = false;
     w.timer->cancel();
 }
 
-waiter* waiter_queue::wake_first_pausing(queue& q, bool by_message)
+waiter* waiter_queue::wake_first_pausing(queue& q)
 {
     for (waiter* w : q.waiters) {
         if (w->pausing) {
-            wake(*w, by_message);
+            wake(*w);
             return w;
         }
     }
@@ -68,7 +67,7 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value)
     if (it == by_key_.end()) {
         return nullptr;
     }
-    waiter* w = wake_first_pausing(it->second, false);
+    waiter* w = wake_first_pausing(it->second);
     if (w) {
         it->second.answer(value);
     }
@@ -91,7 +90,7 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
             attempting = true;
         }
     }
-    waiter* woken = attempting ? nullptr : wake_first_pausing(q, true);
+    waiter* woken = attempting ? nullptr : wake_first_pausing(q);
     if (attempting || woken) {
         q.answer(value);
     }

@@ -25,10 +25,6 @@ struct waiter
     /// A release of one of its keys was seen while it was attempting: the lock may be free
     /// by the time the attempt has failed, so the next pause is skipped.
     bool missed = false;
-    /// Its last wake-up came from a node's message (another client's release, or one of this
-    /// client's that nobody here took over): other clients' waiters were woken by the same
-    /// release, unlike after a hand-off.
-    bool woken_by_message = false;
 };
 
 /// On the client's strand.
@@ -63,7 +59,7 @@ class waiter_queue
     std::size_t waiting(std::string_view key) const;
 
   private:
-    static void wake(waiter& w, bool by_message);
+    static void wake(waiter& w);
 
     struct queue
     {
@@ -79,7 +75,7 @@ class waiter_queue
         /// See `ours`.
         bool ours = false;
     };
-    waiter* wake_first_pausing(queue& q, bool by_message);
+    waiter* wake_first_pausing(queue& q);
 
     std::map<std::string, queue, std::less<>> by_key_;
 };

@@ -69,18 +69,6 @@ BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting, three_waiters
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
-BOOST_FIXTURE_TEST_CASE(a_waiter_knows_whether_a_node_message_woke_it, three_waiters)
-{
-    // Woken by a node's message, other clients' waiters were woken too (they get a random
-    // delay before their attempt); woken by a hand-off, nobody else was.
-    pause_all();
-    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
-    BOOST_TEST(waiters[0].woken_by_message);
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[1]);
-    BOOST_TEST(!waiters[1].woken_by_message);
-    BOOST_TEST(run() == (std::vector<int>{0, 1}));
-}
-
 BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_waiters)
 {
     pause_all();
