@@ -332,6 +332,22 @@ def render(groups, metas, png_name):
         per_variant("(b) handoff gap p50 (from release start) ≤ 2 node round trips",
                     lambda g: (num(g.med("handoff_gap_p50_in_node_round_trips"), 1),
                                (g.med("handoff_gap_p50_in_node_round_trips") or 99) <= 2))
+        def done_in_round_trips(g):
+            # The same gap counted from the releaser's release completing, in node round
+            # trips of the same run (the bench reports the one from release start).
+            vals = []
+            for r in g.runs:
+                start = r.get("handoff_gap_after_release_start_us.p50")
+                trips = r.get("handoff_gap_p50_in_node_round_trips")
+                done = r.get("handoff_gap_after_release_done_us.p50")
+                if start and trips and done is not None:
+                    vals.append(done / (start / trips))
+            return statistics.median(vals) if vals else None
+
+        per_variant("(b) handoff gap p50 (from the release completing) ≤ 2 node round trips",
+                    lambda g: (num(done_in_round_trips(g), 1),
+                               (done_in_round_trips(g) if done_in_round_trips(g) is not None
+                                else 99) <= 2))
         per_variant("(b) acquisitions/s ≥ 0.9 of the 1 ms hold's ceiling",
                     lambda g: (num(g.med("vs_hold_ceiling"), 2),
                                (g.med("vs_hold_ceiling") or 0) >= 0.9))
