@@ -525,6 +525,8 @@ class wake_on_release
     }
     /// Around the retry pause.
     void pausing(bool p) { waiter_.pausing = p && watching_; }
+    /// An attempt begins: a wake-up that led here has been used.
+    void attempting() { waiter_.woken = false; }
 
   private:
     client_impl& client_;
@@ -621,6 +623,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             last = error::taken;
             wake.start();
         } else {
+            wake.attempting();
             const auto start = clock::now();
             request req = acquire_request(m->shape(), value, o.expiry);
             round r{std::move(req.cmd),

@@ -18,6 +18,8 @@ void waiter_queue::leave(std::string_view key, const waiter& w)
     std::erase(it->second.waiters, &w);
     if (it->second.waiters.empty()) {
         by_key_.erase(it);
+    } else if (w.woken) {
+        wake_first_pausing(it->second);
     }
 }
 
@@ -47,6 +49,7 @@ void waiter_queue::wake(waiter& w)
     // Not pausing from now on, although its coroutine resumes only later: a second release
     // message before then must not wake another waiter as well.
     w.pausing = false;
+    w.woken = true;
     w.timer->cancel();
 }
 

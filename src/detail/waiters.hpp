@@ -25,6 +25,9 @@ struct waiter
     /// A release of one of its keys was seen while it was attempting: the lock may be free
     /// by the time the attempt has failed, so the next pause is skipped.
     bool missed = false;
+    /// Woken by a release and not attempting yet. If it leaves now (its caller cancelled),
+    /// the release would be lost on the others: its turn passes to the next in line.
+    bool woken = false;
 };
 
 /// On the client's strand.
@@ -32,6 +35,8 @@ class waiter_queue
 {
   public:
     void enter(const std::string& key, waiter& w);
+    /// Takes `w` out of the line of `key`; if it was woken and left without attempting, the
+    /// next pausing waiter is woken in its place.
     void leave(std::string_view key, const waiter& w);
 
     /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter

@@ -46,6 +46,12 @@ struct three_waiters
             woken.push_back(static_cast<int>(i));
         });
     }
+    // Waiter i attempted (using its wake-up), got the lock, and left the line.
+    void took_the_lock(std::size_t i)
+    {
+        waiters[i].woken = false;
+        queue.leave("k", waiters[i]);
+    }
     std::vector<int> run()
     {
         io.poll();
@@ -78,6 +84,20 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_w
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
+BOOST_FIXTURE_TEST_CASE(a_woken_waiter_that_leaves_without_attempting_passes_its_turn,
+                        three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Its caller cancelled before it could attempt: the next in line gets the release.
+    queue.leave("k", waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    // Waiter 1 attempts (its wake-up is used), then leaves: nobody else is woken.
+    took_the_lock(1);
+    BOOST_TEST(run().empty());
+}
+
 BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_waiters)
 {
     pause_all();
@@ -88,7 +108,7 @@ BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_wai
     }
     BOOST_TEST(run() == std::vector<int>{0});
     // Some of them after the woken waiter took the lock and left: still nobody else woken.
-    queue.leave("k", waiters[0]);
+    took_the_lock(0);
     BOOST_TEST(queue.released("k", "theirs") == nullptr);
     BOOST_TEST(run().empty());
     BOOST_TEST(!waiters[1].missed);
@@ -104,7 +124,7 @@ BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, 
     BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // The first waiter took the lock and left before every node's message came in.
-    queue.leave("k", waiters[0]);
+    took_the_lock(0);
     for (int node = 0; node < 5; ++node) {
         BOOST_TEST(queue.released("k", "mine") == nullptr);
     }
@@ -120,8 +140,8 @@ BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, 
     BOOST_TEST(queue.hand_off("k", "first") == &waiters[0]);
     BOOST_TEST(queue.hand_off("k", "second") == &waiters[1]);
     BOOST_TEST(run() == (std::vector<int>{0, 1}));
-    queue.leave("k", waiters[0]);
-    queue.leave("k", waiters[1]);
+    took_the_lock(0);
+    took_the_lock(1);
     // A node that fell behind reports the first release only now.
     BOOST_TEST(queue.released("k", "first") == nullptr);
     BOOST_TEST(run().empty());
