@@ -235,17 +235,24 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 
 void connection::start_writer()
 {
-    // A request goes out at once unless a write is under way; what is queued meanwhile goes
-    // in one write when it completes. (Not deferred further: a round that stops early must
-    // still have sent its request to every node by the time it completes.)
+    // A request goes out at once unless a write is under way (or writes are held); what is
+    // queued meanwhile goes in one write when it completes. (Not deferred further: a round that
+    // stops early must still have sent its request to every node by the time it completes.)
     write_batch();
+}
+
+void connection::resume_writes()
+{
+    if (writes_held_ > 0 && --writes_held_ == 0) {
+        write_batch();
+    }
 }
 
 // Everything queued so far goes out in one write; what is queued while it is under way goes
 // in the next one.
 void connection::write_batch()
 {
-    if (writing_ || state_ != state::connected || write_queue_.empty()) {
+    if (writing_ || writes_held_ > 0 || state_ != state::connected || write_queue_.empty()) {
         return;
     }
     writing_ = true;

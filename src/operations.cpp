@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 namespace redlock {
 namespace detail {
@@ -61,10 +62,10 @@ report make_report(std::vector<node_outcome> outcomes, int attempts)
     return r;
 }
 
-round release_round(const lock_state& l)
+round release_round(const lock_state& l, bool announce = true)
 {
     const options& o = l.mutex->opts;
-    request req = release_request(l.mutex->shape(), l.value);
+    request req = release_request(l.mutex->shape(), l.value, announce);
     return round{std::move(req.cmd),
                  req.read,
                  l.value,
@@ -478,6 +479,38 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     }
 }
 
+void hold_writes(const client_impl& c)
+{
+    for (const auto& node : c.nodes) {
+        node->hold_writes();
+    }
+}
+
+void resume_writes(const client_impl& c)
+{
+    for (const auto& node : c.nodes) {
+        node->resume_writes();
+    }
+}
+
+// The message of a release that went out without it, published by the client itself on
+// every node; nobody waits for the replies.
+struct release_announcement final : request_owner
+{
+    command cmd;
+    void deliver(std::uint32_t, exec_result) override {}
+    bool given_up(std::uint32_t) const noexcept override { return false; }
+};
+
+void announce_release(const client_impl& c, std::string_view key, std::string_view value)
+{
+    auto a = std::make_shared<release_announcement>();
+    resp::append_command(a->cmd.payload, {"PUBLISH", release_channel(key), value});
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        c.nodes[i]->submit(a, static_cast<std::uint32_t>(i), a->cmd);
+    }
+}
+
 // While an acquire waits to retry, a release of one of its keys may wake it: a release by
 // this client hands the lock to its longest-waiting acquire at once, a release seen on a node
 // wakes it unless another of the client's acquires is trying already (waiters.hpp).
@@ -494,7 +527,13 @@ class wake_on_release
     {
         if (watching_) {
             for (const std::string& key : keys_) {
-                client_.waiters->leave(key, waiter_);
+                if (client_.waiters->leave(key, waiter_)) {
+                    // Handed a release that went out quietly, and cancelled before its
+                    // attempt, with nobody of this client to take its turn: the key will be
+                    // free, so the other clients' waiters must hear of it after all.
+                    announce_release(client_, key, waiter_.handed_value);
+                    resume_writes(client_);
+                }
                 for (const auto& s : client_.subscribers) {
                     s->unwatch(key);
                 }
@@ -527,6 +566,9 @@ class wake_on_release
     void pausing(bool p) { waiter_.pausing = p && watching_; }
     /// An attempt begins: a wake-up that led here has been used.
     void attempting() { waiter_.woken = false; }
+    /// True when the client holds its writes for this attempt (a hand-off): the attempt's
+    /// round resumes them from now on.
+    bool take_held_writes() { return std::exchange(waiter_.holds_writes, false); }
 
   private:
     client_impl& client_;
@@ -537,16 +579,25 @@ class wake_on_release
 };
 
 // A release by this client: its longest-waiting acquire of each key tries at once, and its
-// requests follow the release's on every connection. A reentrant release may only lower a
-// count, so it leaves the wake-up to the node's message.
-void hand_off(const lock_state& l)
+// requests follow the release's on every connection. For a single key the client holds its
+// writes until that attempt is queued, so that both go out in one write per node, and the
+// release is sent without its message: the key is never free, and other clients' waiters
+// would only wake to lose. A reentrant release may only lower a count, so it leaves the
+// wake-up to the node's message. Returns the release's round.
+round handing_off(const lock_state& l)
 {
     const mutex_state& m = *l.mutex;
+    bool announce = true;
     if (!m.opts.reentrant) {
+        const bool hold = m.keys.size() == 1;
         for (const std::string& key : m.keys) {
-            m.client->waiters->hand_off(key, l.value);
+            if (m.client->waiters->hand_off(key, l.value, hold) && hold) {
+                hold_writes(*m.client);
+                announce = false;
+            }
         }
     }
+    return release_round(l, announce);
 }
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
@@ -633,6 +684,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                     o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
                     o.shuffle_nodes,
                     o.fencing};
+            r.resumes_held_writes = wake.take_held_writes();
             auto outcomes = co_await run_round(c->nodes, std::move(r));
             const tally t = count(outcomes);
             const auto until = valid_until(start, o.expiry, o.drift_factor);
@@ -717,8 +769,7 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
         co_return void_result{error::not_held};
     }
     note_released(*l);
-    hand_off(*l);
-    const tally t = co_await run_guard_round(l, release_round(*l));
+    const tally t = co_await run_guard_round(l, handing_off(*l));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -908,8 +959,7 @@ void release_in_background(const std::shared_ptr<lock_state>& l)
         c->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
             note_released(*l);
-            hand_off(*l);
-            co_await run_guard_round(l, release_round(*l));
+            co_await run_guard_round(l, handing_off(*l));
         }(l),
         [c](const std::exception_ptr&) {
             if (--c->background_releases == 0) {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <numeric>
 #include <random>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -112,6 +113,31 @@ struct round_state final : request_owner
     bool waiting = false;
 };
 
+// See `round::resumes_held_writes`.
+class held_writes
+{
+  public:
+    held_writes(const std::vector<std::shared_ptr<connection>>& nodes, bool held)
+        : nodes_(nodes), held_(held)
+    {
+    }
+    held_writes(const held_writes&) = delete;
+    held_writes& operator=(const held_writes&) = delete;
+    ~held_writes() { resume(); }
+    void resume()
+    {
+        if (std::exchange(held_, false)) {
+            for (const auto& node : nodes_) {
+                node->resume_writes();
+            }
+        }
+    }
+
+  private:
+    const std::vector<std::shared_ptr<connection>>& nodes_;
+    bool held_;
+};
+
 }  // namespace
 
 tally count(const std::vector<node_outcome>& outcomes)
@@ -133,6 +159,9 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     auto cs = co_await asio::this_coro::cancellation_state;
     const bool shuffle = r.shuffle;
     const clock::time_point deadline = r.deadline;
+    // Writes held for this round are resumed once its requests are queued, and also if
+    // queueing them fails: they must never stay held.
+    held_writes held(nodes, r.resumes_held_writes);
     auto st = std::make_shared<round_state>(ex, std::move(r), nodes);
 
     std::size_t order_buf[16];
@@ -151,6 +180,7 @@ asio::awaitable<std::vector<node_outcome>> run_round(
         const std::size_t i = order[k];
         nodes[i]->submit(st, static_cast<std::uint32_t>(i), st->cmd);
     }
+    held.resume();
 
     // Replies are delivered on this strand, so the loop sees a consistent picture. Once the
     // outcome is decided (or the caller cancels, or the deadline passes) the nodes still

@@ -21,6 +21,8 @@ return 1
 
 // Waiting acquirers listen on 'redlock:released:' .. key (see subscriber.hpp); the message is
 // the released owner value, so that a client recognises the releases it handed off itself.
+// ARGV[2] = '0' keeps a release quiet: the client hands the key to its own next acquire in
+// the same write, so the key is never free and other clients' waiters would wake to fail.
 constexpr std::string_view plain_release = R"lua(
 local mine, other = 0, 0
 for i = 1, #KEYS do
@@ -28,7 +30,9 @@ for i = 1, #KEYS do
   if v == ARGV[1] then
     mine = mine + 1
     redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+    if ARGV[2] ~= '0' then
+      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+    end
   elseif v then
     other = other + 1
   end
@@ -85,7 +89,9 @@ for i = 1, #KEYS do
     mine = mine + 1
     if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
       redis.call('DEL', KEYS[i])
-      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+      if ARGV[2] ~= '0' then
+        redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+      end
     end
   elseif redis.call('EXISTS', KEYS[i]) == 1 then
     other = other + 1
@@ -283,9 +289,10 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
         read_script_reply};
 }
 
-request release_request(lock_shape lock, std::string_view value)
+request release_request(lock_shape lock, std::string_view value, bool announce)
 {
-    return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys, {value}),
+    return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys,
+                           {value, announce ? "1" : "0"}),
             read_script_reply};
 }
 

@@ -9,18 +9,29 @@ void waiter_queue::enter(const std::string& key, waiter& w)
     by_key_[key].waiters.push_back(&w);
 }
 
-void waiter_queue::leave(std::string_view key, const waiter& w)
+bool waiter_queue::leave(std::string_view key, waiter& w)
 {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) {
-        return;
+        return false;
     }
     std::erase(it->second.waiters, &w);
+    waiter* next = nullptr;
     if (it->second.waiters.empty()) {
         by_key_.erase(it);
-    } else if (w.woken) {
-        wake_first_pausing(it->second);
+    } else if (w.woken || w.holds_writes) {
+        next = wake_first_pausing(it->second);
     }
+    if (!w.holds_writes) {
+        return false;
+    }
+    w.holds_writes = false;
+    if (next) {
+        next->holds_writes = true;
+        next->handed_value = std::move(w.handed_value);
+        return false;
+    }
+    return true;
 }
 
 namespace {
@@ -64,7 +75,7 @@ waiter* waiter_queue::wake_first_pausing(queue& q)
     return nullptr;
 }
 
-waiter* waiter_queue::hand_off(std::string_view key, std::string_view value)
+waiter* waiter_queue::hand_off(std::string_view key, std::string_view value, bool hold_writes)
 {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) {
@@ -73,6 +84,10 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value)
     waiter* w = wake_first_pausing(it->second);
     if (w) {
         it->second.answer(value);
+        if (hold_writes) {
+            w->holds_writes = true;
+            w->handed_value = value;
+        }
     }
     it->second.ours = w != nullptr;
     return w;

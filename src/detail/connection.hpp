@@ -98,6 +98,12 @@ class connection : public std::enable_shared_from_this<connection>
     /// Must be awaited on the strand.
     boost::asio::awaitable<exec_result> execute(command cmd, clock::time_point deadline);
 
+    /// Holds back writes until as many `resume_writes` calls: requests submitted meanwhile
+    /// are queued and go out together. A hand-off holds them so that the release and the
+    /// next owner's attempt reach the server in one write. On the strand only.
+    void hold_writes() noexcept { ++writes_held_; }
+    void resume_writes();
+
     /// Fails every pending request with `why` and refuses new ones.
     void close(const std::string& why);
 
@@ -143,6 +149,7 @@ class connection : public std::enable_shared_from_this<connection>
     /// Requests queued or in flight that their owners gave up.
     std::size_t given_up_ = 0;
     bool writing_ = false;
+    unsigned writes_held_ = 0;
     bool reading_ = false;
     std::deque<entry> write_queue_;
     std::deque<entry> in_flight_;

@@ -31,6 +31,9 @@ struct round
     /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
     /// the node's outcome.
     bool replies_with_token = false;
+    /// The round is the attempt of a hand-off (see `connection::hold_writes`): once its
+    /// requests are queued, the writes held for it are resumed.
+    bool resumes_held_writes = false;
 };
 
 /// Runs `r` on all `nodes` at once (a parallel group with one coroutine per node) and

@@ -53,8 +53,8 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
-/// each deleted key's release channel.
-request release_request(lock_shape lock, std::string_view value);
+/// each deleted key's release channel unless `announce` is false.
+request release_request(lock_shape lock, std::string_view value, bool announce);
 /// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
 /// that vanished (unless another owner holds one).
 request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,

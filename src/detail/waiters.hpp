@@ -28,6 +28,12 @@ struct waiter
     /// Woken by a release and not attempting yet. If it leaves now (its caller cancelled),
     /// the release would be lost on the others: its turn passes to the next in line.
     bool woken = false;
+    /// Woken by a hand-off for which the client holds its writes: they are resumed once this
+    /// waiter's attempt is queued (or by whoever takes its turn).
+    bool holds_writes = false;
+    /// While it holds writes: the owner value of the release handed to it, which was sent
+    /// without its message.
+    std::string handed_value;
 };
 
 /// On the client's strand.
@@ -35,14 +41,18 @@ class waiter_queue
 {
   public:
     void enter(const std::string& key, waiter& w);
-    /// Takes `w` out of the line of `key`; if it was woken and left without attempting, the
-    /// next pausing waiter is woken in its place.
-    void leave(std::string_view key, const waiter& w);
+    /// Takes `w` out of the line of `key`; if it was woken and left without attempting (or
+    /// holds writes, its attempt not queued), the next pausing waiter is woken in its place
+    /// and takes over the writes `w` held. True when `w` held writes and nobody took its
+    /// turn: the caller then resumes them and announces the release (`w.handed_value`) that
+    /// went out without its message.
+    bool leave(std::string_view key, waiter& w);
 
     /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter
     /// that is pausing, so that its attempt is written right behind the release on every
-    /// connection. Returns it.
-    waiter* hand_off(std::string_view key, std::string_view value);
+    /// connection. Returns it. With `hold_writes`, the client holds its writes for that
+    /// waiter (see `waiter::holds_writes`).
+    waiter* hand_off(std::string_view key, std::string_view value, bool hold_writes);
     /// A node said that `key`, held as `value`, was released. Each node of the lock sends
     /// such a message, some of them late: only the first for a given release counts, and
     /// those of a release this client handed off do not count at all. If one of the key's

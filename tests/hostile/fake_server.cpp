@@ -262,8 +262,9 @@ std::string mini_redis::answer(const command_args& cmd)
         auto it = keys_.find(cmd[1]);
         return it == keys_.end() ? "$-1\r\n" : bulk(it->second);
     }
-    if ((name == "EVALSHA" || name == "EVAL") && (cmd.size() == 5 || cmd.size() == 7)) {
-        // KEYS[1] = cmd[3], ARGV[1] = cmd[4]; the extend script has ARGV[2] (ms), ARGV[3].
+    if ((name == "EVALSHA" || name == "EVAL") && (cmd.size() == 6 || cmd.size() == 7)) {
+        // KEYS[1] = cmd[3], ARGV[1] = cmd[4]; the release script has ARGV[2] (announce), the
+        // extend script ARGV[2] (ms) and ARGV[3] (recreate).
         const std::string& key = cmd[3];
         const std::string& value = cmd[4];
         auto it = keys_.find(key);
@@ -277,7 +278,7 @@ std::string mini_redis::answer(const command_args& cmd)
         if (it->second != value) {
             return integer(-1);
         }
-        if (cmd.size() == 5) {
+        if (cmd.size() == 6) {
             keys_.erase(it);
         }
         return integer(1);

@@ -36,6 +36,19 @@ asio::awaitable<void> pause_for(std::chrono::milliseconds d)
     co_await t.async_wait(asio::use_awaitable);
 }
 
+// Until `clients` clients have subscribed to `channel` on every node. The servers tell of no
+// such event, so this asks them every few milliseconds (bounded by the test's time limit).
+asio::awaitable<void> until_subscribed(const redis_cluster& nodes, const std::string& channel,
+                                       int clients)
+{
+    const std::string want = channel + " " + std::to_string(clients);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        while (redis_command(nodes[i].port(), {"PUBSUB", "NUMSUB", channel}) != want) {
+            co_await pause_for(5ms);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE(lifecycle)
 
 BOOST_FIXTURE_TEST_CASE(watchdog_keeps_the_lock_for_three_expiries_then_stops, five_nodes)
@@ -293,6 +306,79 @@ BOOST_FIXTURE_TEST_CASE(another_clients_release_wakes_one_waiter_of_a_client, fi
         queue_up(io, waiter_client, holder_client.make_mutex("remote"), "remote");
     BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
     BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_handed_to_a_waiter_of_the_client_is_not_announced, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    std::vector<long> before;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        before.push_back(command_calls(nodes[i].port(), "publish"));
+    }
+    const queue_outcome q = queue_up(io, c, c.make_mutex("quiet"), "quiet");
+    BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
+    // Three releases went to the next in line, whose attempt followed on every connection:
+    // the key was never free, so only the last release (nobody waiting) told the others.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(command_calls(nodes[i].port(), "publish") - before[i] == 1, "node " << i);
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(a_quiet_hand_off_whose_waiter_is_cancelled_is_announced_after_all,
+                        five_nodes)
+{
+    redlock::client holder_client(io.get_executor(), config());
+    redlock::client other_client(io.get_executor(), config());
+    run(
+        io,
+        [&]() -> asio::awaitable<int> {
+            test_event event(co_await asio::this_coro::executor);
+            redlock::guard held = co_await holder_client.make_mutex("told").acquire();
+            int delays = 0;
+            auto waiting_long = [&](int) {
+                ++delays;
+                event.notify();
+                return std::chrono::milliseconds(60s);
+            };
+            // One waiter of the holder's client, one of another client.
+            asio::cancellation_signal cancel_mine;
+            std::optional<error_code> mine;
+            holder_client.make_mutex("told", {.tries = 3, .retry_delay = waiting_long})
+                .async_acquire(asio::bind_cancellation_slot(cancel_mine.slot(),
+                                                            [&](error_code ec, redlock::guard) {
+                                                                mine = ec;
+                                                                event.notify();
+                                                            }));
+            co_await event.until([&] { return delays == 1; });
+            std::optional<error_code> theirs;
+            redlock::guard their_guard;
+            other_client.make_mutex("told", {.tries = 3, .retry_delay = waiting_long})
+                .async_acquire([&](error_code ec, redlock::guard g) {
+                    theirs = ec;
+                    their_guard = std::move(g);
+                    event.notify();
+                });
+            co_await event.until([&] { return delays == 2; });
+            // Both clients listen for releases on every node (a release published before a
+            // client has subscribed reaches nobody, by design: its waiters retry after the
+            // delay).
+            co_await until_subscribed(nodes, "redlock:released:told", 2);
+
+            // The release hands the key to the holder's own waiter, quietly; that waiter is
+            // cancelled before it can attempt: the emit is queued first, and the release runs
+            // inline on this thread and queues the waiter's wake-up behind it.
+            asio::post(io, [&] { cancel_mine.emit(asio::cancellation_type::terminal); });
+            held.async_release([](error_code) {});
+            co_await event.until([&] { return mine.has_value() && theirs.has_value(); });
+            BOOST_TEST(*mine == asio::error::operation_aborted);
+            // The other client heard of the release after all: it got the lock long before
+            // its 60 s delay, without asking for another one.
+            BOOST_TEST(!*theirs);
+            BOOST_TEST(delays == 2);
+            co_await their_guard.release();
+            co_return 0;
+        }(),
+        30s);
 }
 
 BOOST_FIXTURE_TEST_CASE(an_acquire_joins_the_line_while_the_client_holds_the_lock, five_nodes)

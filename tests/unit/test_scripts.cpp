@@ -137,8 +137,10 @@ BOOST_AUTO_TEST_CASE(script_requests_for_every_kind_and_shape)
             BOOST_TEST_CONTEXT("reentrant " << reentrant << ", " << keys->size() << " keys")
             {
                 lock_shape shape{*keys, reentrant};
-                check_script_request(release_request(shape, hostile_value), *keys, {hostile_value},
-                                     "PUBLISH");
+                for (bool announce : {false, true}) {
+                    check_script_request(release_request(shape, hostile_value, announce), *keys,
+                                         {hostile_value, announce ? "1" : "0"}, "PUBLISH");
+                }
                 for (bool recreate : {false, true}) {
                     check_script_request(extend_request(shape, hostile_value, 5000ms, recreate),
                                          *keys, {hostile_value, "5000", recreate ? "1" : "0"},
@@ -161,14 +163,14 @@ BOOST_AUTO_TEST_CASE(each_operation_has_its_own_script)
     for (bool reentrant : {false, true}) {
         lock_shape shape{three_keys, reentrant};
         shas.insert(args_of(acquire_request(shape, "v", 1000ms).cmd.payload).at(1));
-        shas.insert(args_of(release_request(shape, "v").cmd.payload).at(1));
+        shas.insert(args_of(release_request(shape, "v", true).cmd.payload).at(1));
         shas.insert(args_of(extend_request(shape, "v", 1000ms, false).cmd.payload).at(1));
         shas.insert(args_of(check_request(shape, "v").cmd.payload).at(1));
     }
     BOOST_TEST(shas.size() == 8u);
     // The same script whatever the keys and values.
-    BOOST_TEST(args_of(release_request({one_key, false}, "x").cmd.payload).at(1) ==
-               args_of(release_request({hostile_keys, false}, "y").cmd.payload).at(1));
+    BOOST_TEST(args_of(release_request({one_key, false}, "x", true).cmd.payload).at(1) ==
+               args_of(release_request({hostile_keys, false}, "y", false).cmd.payload).at(1));
 }
 
 BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)

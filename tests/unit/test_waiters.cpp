@@ -46,11 +46,13 @@ struct three_waiters
             woken.push_back(static_cast<int>(i));
         });
     }
-    // Waiter i attempted (using its wake-up), got the lock, and left the line.
+    // Waiter i attempted (using its wake-up and any writes held for it), got the lock, and
+    // left the line.
     void took_the_lock(std::size_t i)
     {
         waiters[i].woken = false;
-        queue.leave("k", waiters[i]);
+        waiters[i].holds_writes = false;
+        BOOST_TEST(!queue.leave("k", waiters[i]));
     }
     std::vector<int> run()
     {
@@ -67,11 +69,11 @@ BOOST_AUTO_TEST_SUITE(waiter_queue_rules)
 BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
     BOOST_TEST(!waiters[0].pausing);
     BOOST_TEST(run() == std::vector<int>{0});
     // The next hand-off goes to the next in line, while the first is still attempting.
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
@@ -80,7 +82,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_w
     pause_all();
     queue.leave("k", waiters[0]);
     BOOST_TEST(queue.waiting("k") == 2u);
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
@@ -88,7 +90,7 @@ BOOST_FIXTURE_TEST_CASE(a_woken_waiter_that_leaves_without_attempting_passes_its
                         three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // Its caller cancelled before it could attempt: the next in line gets the release.
     queue.leave("k", waiters[0]);
@@ -121,7 +123,7 @@ BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_wai
 BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine") == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // The first waiter took the lock and left before every node's message came in.
     took_the_lock(0);
@@ -137,8 +139,8 @@ BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, 
 BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "first") == &waiters[0]);
-    BOOST_TEST(queue.hand_off("k", "second") == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "first", false) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "second", false) == &waiters[1]);
     BOOST_TEST(run() == (std::vector<int>{0, 1}));
     took_the_lock(0);
     took_the_lock(1);
@@ -150,7 +152,7 @@ BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, 
 BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, three_waiters)
 {
     // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
-    BOOST_TEST(queue.hand_off("k", "mine") == nullptr);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == nullptr);
     BOOST_TEST(queue.released("k", "mine") == nullptr);
     BOOST_TEST(waiters[0].missed);
 }
@@ -168,18 +170,68 @@ BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_is_noted_not_lost, three_wai
 BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_queue, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("other", "mine") == nullptr);
+    BOOST_TEST(queue.hand_off("other", "mine", false) == nullptr);
     BOOST_TEST(queue.released("other", "theirs") == nullptr);
     for (auto& w : waiters) {
         queue.leave("k", w);
     }
     BOOST_TEST(queue.waiting("k") == 0u);
-    BOOST_TEST(queue.hand_off("k", "mine") == nullptr);
+    BOOST_TEST(queue.hand_off("k", "mine", false) == nullptr);
     BOOST_TEST(run().empty());
     for (auto& t : timers) {
         t.cancel();
     }
     BOOST_TEST(run().size() == 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_hand_off_can_hold_the_writes_for_the_woken_waiter, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
+    BOOST_TEST(waiters[0].holds_writes);
+    BOOST_TEST(waiters[0].handed_value == "mine");
+    BOOST_TEST(!waiters[1].holds_writes);
+    BOOST_TEST(!waiters[2].holds_writes);
+    BOOST_TEST(run() == std::vector<int>{0});
+    took_the_lock(0);
+    // Without holding: the woken waiter has nothing to resume.
+    BOOST_TEST(queue.hand_off("k", "again", false) == &waiters[1]);
+    BOOST_TEST(!waiters[1].holds_writes);
+}
+
+BOOST_FIXTURE_TEST_CASE(held_writes_pass_with_the_turn_of_a_waiter_that_leaves, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Cancelled before its attempt: the next in line is woken and resumes the writes.
+    BOOST_TEST(!queue.leave("k", waiters[0]));
+    BOOST_TEST(!waiters[0].holds_writes);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(waiters[1].holds_writes);
+    BOOST_TEST(waiters[1].handed_value == "mine");
+    // It leaves too, and so does the last: nobody is left to take the turn, so the caller
+    // of the last leave must resume the writes and announce the release.
+    BOOST_TEST(!queue.leave("k", waiters[1]));
+    BOOST_TEST(run() == std::vector<int>{2});
+    BOOST_TEST(waiters[2].holds_writes);
+    BOOST_TEST(queue.leave("k", waiters[2]));
+    BOOST_TEST(!waiters[2].holds_writes);
+    BOOST_TEST(waiters[2].handed_value == "mine");
+    BOOST_TEST(queue.waiting("k") == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_woken_waiter_whose_attempt_failed_to_start_still_resumes, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Its wake-up was used, but it left before its attempt's requests were queued: the
+    // release was not taken, so the turn and the writes pass on as if it had not attempted.
+    waiters[0].woken = false;
+    BOOST_TEST(!queue.leave("k", waiters[0]));
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(waiters[1].holds_writes);
 }
 
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
@@ -193,7 +245,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
     w.pausing = true;
     bool woken = false;
     t.async_wait([&](boost::system::error_code) { woken = true; });
-    BOOST_TEST(queue.hand_off("b", "mine") == &w);
+    BOOST_TEST(queue.hand_off("b", "mine", false) == &w);
     io.poll();
     BOOST_TEST(woken);
     // Attempting now: a release of "a" is noted on it.
