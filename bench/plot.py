@@ -136,6 +136,16 @@ def ratio(a, b, digits=2):
     return f"{a / b:.{digits}f}"
 
 
+def idle_round_text(lat):
+    """The SET round after an idle pause, for logs that have it (older runs do not)."""
+    p50 = lat.med("round_set_quorum_after_idle_us.p50")
+    if p50 is None:
+        return ""
+    return (f"; the same `SET NX PX` round until the quorum's reply after "
+            f"{num(lat.med('idle_pause_ms'))} ms of idle machine (as a hand-off after a 1 ms "
+            f"hold sees it) {num(p50)} / {num(lat.med('round_set_quorum_after_idle_us.p99'))}")
+
+
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -176,7 +186,7 @@ def render(groups, metas, png_name):
             f"{num(lat.med('round_set_quorum_us.p99'))}, until the last reply "
             f"{num(lat.med('round_set_us.p50'))} / {num(lat.med('round_set_us.p99'))}, "
             f"compare-and-delete until the last reply {num(lat.med('round_delete_us.p50'))} / "
-            f"{num(lat.med('round_delete_us.p99'))}.")
+            f"{num(lat.med('round_delete_us.p99'))}" + idle_round_text(lat) + ".")
         lines.append("")
     if srv:
         rows = []
@@ -260,13 +270,15 @@ def render(groups, metas, png_name):
                 num(g.med("handoff_gap_after_release_start_us.p50")),
                 num(g.med("handoff_gap_p50_in_node_round_trips"), 1),
                 num(g.med("handoff_gap_p50_in_quorum_rounds"), 1),
+                num(g.med("handoff_gap_p50_in_quorum_rounds_after_idle"), 1),
                 f"{num(g.lo('per_worker_min'))} / {num(g.hi('per_worker_max'))}",
                 num(sum(g.values("violations")))])
         lines.append(table(
             ["workers", "hold ms", "retry delay", "clients", "acquisitions/s",
              "÷ hold ceiling", "handoffs/s", "gap mean us", "gap p50 us",
              "gap p50 from release start us", "handoff gap p50 from release start us",
-             "handoff gap ÷ node RTT", "handoff gap ÷ quorum round", "per-worker min / max (all runs)",
+             "handoff gap ÷ node RTT", "handoff gap ÷ quorum round",
+             "handoff gap ÷ quorum round after 1 ms idle", "per-worker min / max (all runs)",
              "violations (sum)"], rows))
         lines.append("")
         lines.append(
@@ -274,6 +286,8 @@ def render(groups, metas, png_name):
             "completing (it can be negative: the next acquire may reach its quorum before the "
             "releaser has every node's reply); \"from release start\": from the previous "
             "holder leaving the critical section. Handoff: the lock goes to another worker. "
+            "\"After 1 ms idle\": the raw round measured after the machine idled as long as a "
+            "hold, since idle CPUs (of this VM especially) wake slowly. "
             f"Peers: {PEERS['contended_acq_per_s'][0]}–{PEERS['contended_acq_per_s'][1]} "
             f"acquisitions/s, mean gaps {PEERS['contended_gap_mean_us'][0]}–"
             f"{PEERS['contended_gap_mean_us'][1]} us, {PEERS['contended_handoffs_per_s'][0]}–"
@@ -384,6 +398,8 @@ def write_doc(path, body):
             text = f.read()
     else:
         text = "# Benchmarks\n\n## Results\n\n"
+    if text.count(BEGIN) > 1 or text.count(END) > 1:
+        sys.exit(f"plot.py: {path} has more than one {BEGIN} ... {END} block; keep one")
     if BEGIN in text and END in text:
         head = text[:text.index(BEGIN)]
         tail = text[text.index(END) + len(END):].lstrip("\n")

@@ -389,8 +389,9 @@ raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::s
     // not block), then every reply is awaited, and the arrival of each is noted.
     struct runner
     {
-        runner(std::vector<tcp::socket>& s, const std::string (&c)[2], std::size_t q)
-            : sockets(s), commands(c), quorum(q), scanners(s.size()), buffers(s.size())
+        runner(asio::io_context& io, std::vector<tcp::socket>& s, const std::string (&c)[2],
+               std::size_t q)
+            : sockets(s), commands(c), quorum(q), scanners(s.size()), buffers(s.size()), pause(io)
         {
         }
 
@@ -401,11 +402,13 @@ raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::s
         std::vector<std::array<char, 4096>> buffers;
         std::vector<clock::duration> arrivals;
         raw_latency_figures f;
+        enum class phase { one_node, all_nodes, all_nodes_after_idle } now = phase::one_node;
         std::size_t width = 1;  // nodes in this phase: 1, then all
         std::size_t pending = 0;
         int which = 0;  // 0: SET, 1: delete
         clock::time_point t0, measure_from, phase_end;
-        clock::duration half{};
+        clock::duration third{};
+        asio::steady_timer pause;
 
         void send()
         {
@@ -436,39 +439,56 @@ raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::s
                                            }
                                        });
         }
+        void note(clock::duration all, clock::duration q)
+        {
+            switch (now) {
+                case phase::one_node:
+                    (which == 0 ? f.node_set : f.node_delete).add(all);
+                    break;
+                case phase::all_nodes:
+                    if (which == 0) {
+                        f.round_set.add(all);
+                        f.round_set_quorum.add(q);
+                    } else {
+                        f.round_delete.add(all);
+                    }
+                    break;
+                case phase::all_nodes_after_idle:
+                    if (which == 0) {
+                        f.round_set_quorum_after_idle.add(q);
+                    }
+                    break;
+            }
+        }
         void replied()
         {
-            const auto now = clock::now();
-            if (now >= measure_from) {
-                const bool one = width == 1;
-                const auto all = arrivals.back();
-                const auto q = arrivals[std::min(quorum, arrivals.size()) - 1];
-                if (which == 0) {
-                    (one ? f.node_set : f.round_set).add(all);
-                    if (!one) {
-                        f.round_set_quorum.add(q);
-                    }
-                } else {
-                    (one ? f.node_delete : f.round_delete).add(all);
-                }
+            const auto now_t = clock::now();
+            if (now_t >= measure_from) {
+                note(arrivals.back(), arrivals[std::min(quorum, arrivals.size()) - 1]);
             }
             which = 1 - which;
-            if (which == 0 && now >= phase_end) {
-                if (width != 1 || sockets.size() == 1) {
+            if (which == 0 && now_t >= phase_end) {
+                if (now == phase::all_nodes_after_idle || sockets.size() == 1) {
                     return;  // done
                 }
+                now = now == phase::one_node ? phase::all_nodes : phase::all_nodes_after_idle;
                 width = sockets.size();
-                measure_from = now;  // the connections are warm already
-                phase_end = now + half;
+                measure_from = now_t;  // the connections are warm already
+                phase_end = now_t + third;
+            }
+            if (which == 0 && now == phase::all_nodes_after_idle) {
+                pause.expires_after(idle_pause);
+                pause.async_wait([this](boost::system::error_code) { send(); });
+                return;
             }
             send();
         }
     };
-    runner r(sockets, commands, quorum);
-    r.half = measure / 2;
+    runner r(io, sockets, commands, quorum);
+    r.third = measure / 3;
     const auto start = clock::now();
     r.measure_from = start + warmup;
-    r.phase_end = start + warmup + r.half;
+    r.phase_end = start + warmup + r.third;
     r.send();
     io.run();
     for (const auto& s : r.scanners) {

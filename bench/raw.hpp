@@ -74,9 +74,18 @@ struct raw_latency_figures
     samples round_set_quorum;
     samples round_set;
     samples round_delete;
+    /// The same SET round to the quorum's reply, each after the machine idled for
+    /// `idle_pause`: what a hand-off faces after a hold during which nothing ran (idle CPUs
+    /// wake slowly, in a VM especially), unlike rounds sent back to back.
+    samples round_set_quorum_after_idle;
 };
 
-/// Round trips without load: half of `measure` on one node, half as all-node rounds.
+/// How long the machine idles before each round of `round_set_quorum_after_idle`: the
+/// contended scenario's default hold.
+constexpr auto idle_pause = std::chrono::milliseconds(1);
+
+/// Round trips without load: a third of `measure` on one node, a third as all-node rounds
+/// back to back, a third as all-node rounds after an idle pause.
 raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::string& sha,
                                 clock::duration warmup, clock::duration measure,
                                 const std::string& key_prefix);

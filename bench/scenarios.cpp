@@ -134,21 +134,27 @@ server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
     b.node_set_p50_us = lat.node_set.percentile_us(50);
     b.round_set_quorum_p50_us = lat.round_set_quorum.percentile_us(50);
     b.round_delete_p50_us = lat.round_delete.percentile_us(50);
+    b.round_set_quorum_after_idle_p50_us = lat.round_set_quorum_after_idle.percentile_us(50);
     say(
         strf("server round trips, no load: one node SET NX PX p50 %.0f us, compare-and-delete "
              "p50 %.0f us; all %zu nodes at once: SET to the quorum's reply p50 %.0f us, to the "
-             "last p50 %.0f us, compare-and-delete to the last p50 %.0f us",
+             "last p50 %.0f us, compare-and-delete to the last p50 %.0f us; SET to the quorum's "
+             "reply after %lld ms idle p50 %.0f us",
              b.node_set_p50_us, lat.node_delete.percentile_us(50), nodes.size(),
-             b.round_set_quorum_p50_us, lat.round_set.percentile_us(50), b.round_delete_p50_us));
-    result(json()
-               .add("scenario", "server")
-               .add("measure", "latency")
-               .add("nodes", nodes.size())
-               .add("node_set_us", latency_json(lat.node_set))
-               .add("node_delete_us", latency_json(lat.node_delete))
-               .add("round_set_quorum_us", latency_json(lat.round_set_quorum))
-               .add("round_set_us", latency_json(lat.round_set))
-               .add("round_delete_us", latency_json(lat.round_delete)));
+             b.round_set_quorum_p50_us, lat.round_set.percentile_us(50), b.round_delete_p50_us,
+             static_cast<long long>(idle_pause.count()), b.round_set_quorum_after_idle_p50_us));
+    result(
+        json()
+            .add("scenario", "server")
+            .add("measure", "latency")
+            .add("nodes", nodes.size())
+            .add("node_set_us", latency_json(lat.node_set))
+            .add("node_delete_us", latency_json(lat.node_delete))
+            .add("round_set_quorum_us", latency_json(lat.round_set_quorum))
+            .add("round_set_us", latency_json(lat.round_set))
+            .add("round_delete_us", latency_json(lat.round_delete))
+            .add("idle_pause_ms", idle_pause.count())
+            .add("round_set_quorum_after_idle_us", latency_json(lat.round_set_quorum_after_idle)));
 
     for (int connections : connection_counts) {
         for (int depth : depths) {
@@ -446,9 +452,8 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
         strf("contended %d workers, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
              "hold's ceiling %s/s), %.1f handoffs/s; gap after release done mean %.0f us p50 %.0f "
              "us (after release start: mean %.0f p50 %.0f us = %s node round trips), at handoffs "
-             "p50 %.0f us (after release start %.0f us = %s quorum rounds); per worker min %lld "
-             "max %lld; acquire "
-             "errors %lld; mutual-exclusion violations %lld",
+             "p50 %.0f us (after release start %.0f us = %s quorum rounds, %s after idle); per "
+             "worker min %lld max %lld; acquire errors %lld; mutual-exclusion violations %lld",
              workers, static_cast<long long>(hold.count()), retry_name.c_str(),
              separate_clients ? "a client per worker" : "one shared client", grouped(rate).c_str(),
              ratio_text(ratio(rate, ceiling)).c_str(), grouped(ceiling).c_str(), handoff_rate,
@@ -457,6 +462,9 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
              ratio_text(ratio(gap_start.percentile_us(50), bound.node_set_p50_us)).c_str(),
              handoff_gap_done.percentile_us(50), handoff_gap_start.percentile_us(50),
              ratio_text(ratio(handoff_gap_start.percentile_us(50), bound.round_set_quorum_p50_us))
+                 .c_str(),
+             ratio_text(ratio(handoff_gap_start.percentile_us(50),
+                              bound.round_set_quorum_after_idle_p50_us))
                  .c_str(),
              static_cast<long long>(*min_it), static_cast<long long>(*max_it),
              static_cast<long long>(sh.acquire_errors), static_cast<long long>(sh.violations)));
@@ -497,6 +505,9 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
                     ratio(handoff_gap_start.percentile_us(50), bound.node_set_p50_us))
                .add("handoff_gap_p50_in_quorum_rounds",
                     ratio(handoff_gap_start.percentile_us(50), bound.round_set_quorum_p50_us))
+               .add("handoff_gap_p50_in_quorum_rounds_after_idle",
+                    ratio(handoff_gap_start.percentile_us(50),
+                          bound.round_set_quorum_after_idle_p50_us))
                .add("per_worker", per_worker)
                .add("per_worker_min", *min_it)
                .add("per_worker_max", *max_it)

@@ -36,6 +36,8 @@ struct server_bound
     double round_set_quorum_p50_us = 0;
     /// Compare-and-delete on every node at once, until every reply.
     double round_delete_p50_us = 0;
+    /// The SET round to the quorum's reply after the machine idled for a 1 ms hold.
+    double round_set_quorum_after_idle_p50_us = 0;
 };
 
 /// (d) The command mix sent raw: round trips without load, then the throughput at each
