@@ -479,20 +479,6 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     }
 }
 
-void hold_writes(const client_impl& c)
-{
-    for (const auto& node : c.nodes) {
-        node->hold_writes();
-    }
-}
-
-void resume_writes(const client_impl& c)
-{
-    for (const auto& node : c.nodes) {
-        node->resume_writes();
-    }
-}
-
 // The message of a release that went out without it, published by the client itself on
 // every node; nobody waits for the replies.
 struct release_announcement final : request_owner
@@ -532,7 +518,7 @@ class wake_on_release
                     // attempt, with nobody of this client to take its turn: the key will be
                     // free, so the other clients' waiters must hear of it after all.
                     announce_release(client_, key, waiter_.handed_value);
-                    resume_writes(client_);
+                    resume_writes(client_.nodes);
                 }
                 for (const auto& s : client_.subscribers) {
                     s->unwatch(key);
@@ -592,7 +578,7 @@ round handing_off(const lock_state& l)
         const bool hold = m.keys.size() == 1;
         for (const std::string& key : m.keys) {
             if (m.client->waiters->hand_off(key, l.value, hold) && hold) {
-                hold_writes(*m.client);
+                hold_writes(m.client->nodes);
                 announce = false;
             }
         }

@@ -127,9 +127,7 @@ class held_writes
     void resume()
     {
         if (std::exchange(held_, false)) {
-            for (const auto& node : nodes_) {
-                node->resume_writes();
-            }
+            resume_writes(nodes_);
         }
     }
 
@@ -139,6 +137,20 @@ class held_writes
 };
 
 }  // namespace
+
+void hold_writes(const std::vector<std::shared_ptr<connection>>& nodes)
+{
+    for (const auto& node : nodes) {
+        node->hold_writes();
+    }
+}
+
+void resume_writes(const std::vector<std::shared_ptr<connection>>& nodes)
+{
+    for (const auto& node : nodes) {
+        node->resume_writes();
+    }
+}
 
 tally count(const std::vector<node_outcome>& outcomes)
 {

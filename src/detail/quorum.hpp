@@ -43,6 +43,10 @@ struct round
 boost::asio::awaitable<std::vector<node_outcome>> run_round(
     const std::vector<std::shared_ptr<connection>>& nodes, round r);
 
+/// Holds back, then resumes, the writes of every node (see `connection::hold_writes`).
+void hold_writes(const std::vector<std::shared_ptr<connection>>& nodes);
+void resume_writes(const std::vector<std::shared_ptr<connection>>& nodes);
+
 /// Counts outcomes.
 tally count(const std::vector<node_outcome>& outcomes);
 
