@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -127,13 +128,29 @@ void connection::gave_up(bool timed_out)
     }
     ++stats_.timeouts;
     // A server that answers nothing in flight is stuck or gone: give up the socket rather
-    // than queue behind it forever. (Only worth looking when there are as many requests
-    // given up, queued or in flight, as in flight.)
-    if (!in_flight_.empty() && given_up_ >= in_flight_.size() &&
-        std::all_of(in_flight_.begin(), in_flight_.end(),
-                    [](const entry& e) { return e.given_up(); })) {
-        fail_connection("no reply before the per-node deadline");
+    // than queue behind it forever. Not at once, though: the clean-up of a request that just
+    // timed out is queued in the same turn of the strand, and it must go out on this socket,
+    // behind that request. A fresh socket would not order it: a stopped server that resumes
+    // may run the clean-up first and the request it undoes after it.
+    if (!stuck_check_posted_ && looks_stuck()) {
+        stuck_check_posted_ = true;
+        asio::post(strand_, [self = shared_from_this(), g = generation_] {
+            self->stuck_check_posted_ = false;
+            if (g == self->generation_ && self->looks_stuck()) {
+                self->fail_connection("no reply before the per-node deadline");
+            }
+        });
     }
+}
+
+bool connection::looks_stuck() const
+{
+    // Only worth looking when there are as many requests given up, queued or in flight, as
+    // in flight.
+    const auto gone = [](const entry& e) { return e.given_up(); };
+    return !in_flight_.empty() && given_up_ >= in_flight_.size() &&
+           std::all_of(in_flight_.begin(), in_flight_.end(), gone) &&
+           std::all_of(write_queue_.begin(), write_queue_.end(), gone);
 }
 
 namespace {
@@ -219,6 +236,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
         co_return;
     }
     socket_ = std::move(fresh);
+    scripts_sent_.clear();
     buffers_ = std::make_shared<buffers>();
     decoder_.reset();
     state_ = state::connected;
@@ -259,6 +277,19 @@ void connection::write_batch()
     std::string& batch = buffers_->write;
     batch.clear();
     for (entry& e : write_queue_) {
+        // The first use of a script on a socket sends its text (EVAL, which also loads it);
+        // later ones send only its SHA-1 (EVALSHA), which the server then knows, since it
+        // runs a connection's commands in order. Waiting for a NOSCRIPT instead would cost a
+        // round trip, and would re-send the request behind later ones: a clean-up behind the
+        // next attempt with the same value, or one that never runs because a stuck socket
+        // was given up before its NOSCRIPT was read.
+        if (e.cmd->script != nullptr) {
+            if (std::find(scripts_sent_.begin(), scripts_sent_.end(), e.cmd->script) ==
+                scripts_sent_.end()) {
+                scripts_sent_.push_back(e.cmd->script);
+                e.fallback = true;
+            }
+        }
         batch += e.fallback ? e.cmd->fallback : e.cmd->payload;
         in_flight_.push_back(std::move(e));
     }
@@ -347,9 +378,11 @@ void connection::deliver(resp::reply reply)
     entry e = std::move(in_flight_.front());
     in_flight_.pop_front();
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
-    // as EVAL, even for a request given up on: it was meant to run.
+    // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
+    // written since: only a flush in mid-connection leads here.)
     if (reply.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
         reply.text.starts_with("NOSCRIPT")) {
+        std::erase(scripts_sent_, e.cmd->script);
         e.fallback = true;
         write_queue_.push_back(std::move(e));
         start_writer();

@@ -44,16 +44,6 @@ void spawn_operation(const std::shared_ptr<client_impl>& c,
     detail::spawn_operation(c->strand, c->executor, std::move(op), std::move(h));
 }
 
-// Runs `r` in a coroutine of its own that the caller's cancellation does not reach: clean-up
-// after a failed or cancelled attempt must finish (it is bounded by the per-node deadline).
-asio::awaitable<std::vector<node_outcome>> run_round_uncancellable(
-    const std::shared_ptr<client_impl>& c, round r)
-{
-    co_return co_await asio::co_spawn(
-        c->strand, run_round(c->nodes, std::move(r)),
-        asio::bind_cancellation_slot(asio::cancellation_slot(), use_awaitable));
-}
-
 report make_report(std::vector<node_outcome> outcomes, int attempts)
 {
     report r;
@@ -62,16 +52,20 @@ report make_report(std::vector<node_outcome> outcomes, int attempts)
     return r;
 }
 
-round release_round(const lock_state& l, bool announce = true)
+// Deletes (or, reentrant, decrements) `m`'s keys where they hold `value`. The round
+// completes once `rule` decides; the deletes still pending then go on in the background, so
+// that a stopped node delays neither the caller nor the next attempt (each connection runs
+// its requests in order, so an attempt queued later cannot overtake them).
+round release_round(const mutex_state& m, std::string_view value, bool announce, stop_rule rule)
 {
-    const options& o = l.mutex->opts;
-    request req = release_request(l.mutex->shape(), l.value, announce);
-    return round{std::move(req.cmd),
-                 req.read,
-                 l.value,
-                 clock::now() + node_timeout(o.expiry, o.timeout_factor),
-                 stop_rule::all_answered,
-                 false};
+    const options& o = m.opts;
+    request req = release_request(m.shape(), value, announce);
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = std::string(value),
+                 .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
+                 .rule = rule,
+                 .background = m.client->background};
 }
 
 guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
@@ -108,12 +102,12 @@ round extend_round(const lock_state& l, clock::time_point start)
 {
     const options& o = l.mutex->opts;
     request req = extend_request(l.mutex->shape(), l.value, o.expiry, o.set_nx_on_extend);
-    return round{std::move(req.cmd),
-                 req.read,
-                 l.value,
-                 start + node_timeout(o.expiry, o.timeout_factor),
-                 stop_rule::quorum_reached,
-                 o.shuffle_nodes};
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = l.value,
+                 .deadline = start + node_timeout(o.expiry, o.timeout_factor),
+                 .rule = stop_rule::quorum_reached,
+                 .shuffle = o.shuffle_nodes};
 }
 
 // Our value is provably gone from a majority: nodes answered that the key is missing or
@@ -583,7 +577,8 @@ round handing_off(const lock_state& l)
             }
         }
     }
-    return release_round(l, announce);
+    // Released once a quorum confirms it, or once that can no longer happen.
+    return release_round(m, l.value, announce, stop_rule::outcome_known);
 }
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
@@ -602,12 +597,11 @@ asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, co
 {
     const options& o = m.opts;
     request req = fence_raise_request(m.shape(), token);
-    round r{std::move(req.cmd),
-            req.read,
-            std::string(),
-            std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
-            stop_rule::quorum_reached,
-            o.shuffle_nodes};
+    round r{.cmd = std::move(req.cmd),
+            .read = req.read,
+            .deadline = std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
+            .rule = stop_rule::quorum_reached,
+            .shuffle = o.shuffle_nodes};
     const tally t = count(co_await run_round(c->nodes, std::move(r)));
     co_return t.reached() && clock::now() < until;
 }
@@ -663,14 +657,14 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             wake.attempting();
             const auto start = clock::now();
             request req = acquire_request(m->shape(), value, o.expiry);
-            round r{std::move(req.cmd),
-                    req.read,
-                    value,
-                    start + per_node,
-                    o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
-                    o.shuffle_nodes,
-                    o.fencing};
-            r.resumes_held_writes = wake.take_held_writes();
+            round r{.cmd = std::move(req.cmd),
+                    .read = req.read,
+                    .value = value,
+                    .deadline = start + per_node,
+                    .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                    .shuffle = o.shuffle_nodes,
+                    .replies_with_token = o.fencing,
+                    .resumes_held_writes = wake.take_held_writes()};
             auto outcomes = co_await run_round(c->nodes, std::move(r));
             const tally t = count(outcomes);
             const auto until = valid_until(start, o.expiry, o.drift_factor);
@@ -701,11 +695,12 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             }
 
             // A failed attempt may still have set the key on some nodes (or on all of them, if
-            // the validity ran out): delete it everywhere before anything else.
-            lock_state attempt_state;
-            attempt_state.mutex = m;
-            attempt_state.value = value;
-            co_await run_round_uncancellable(c, release_round(attempt_state));
+            // the validity ran out): delete it everywhere before anything else. Queued in the
+            // same turn as the attempt's timeouts, so that on a node that stopped answering it
+            // follows the attempt's request on the same socket (connection::gave_up). Done
+            // once a quorum replied: those nodes no longer hold the value; the others' deletes
+            // go on in the background, even if the caller cancels meanwhile.
+            co_await run_round(c->nodes, release_round(*m, value, true, stop_rule::quorum_replied));
 
             if (cancelled(cs)) {
                 co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
@@ -815,12 +810,12 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
     }
     const options& o = l->mutex->opts;
     request req = check_request(l->mutex->shape(), l->value);
-    round r{std::move(req.cmd),
-            req.read,
-            l->value,
-            clock::now() + node_timeout(o.expiry, o.timeout_factor),
-            stop_rule::outcome_known,
-            o.shuffle_nodes};
+    round r{.cmd = std::move(req.cmd),
+            .read = req.read,
+            .value = l->value,
+            .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
+            .rule = stop_rule::outcome_known,
+            .shuffle = o.shuffle_nodes};
     const tally t = co_await run_guard_round(l, std::move(r));
     if (cancelled(cs)) {
         co_return bool_result{asio::error::operation_aborted, false};
@@ -857,9 +852,7 @@ asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
     co_await asio::this_coro::throw_if_cancelled(false);
     auto cs = co_await asio::this_coro::cancellation_state;
     c->shut_down = true;
-    while (c->background_releases > 0 && !cancelled(cs)) {
-        co_await c->releases_drained.async_wait(asio::as_tuple(use_awaitable));
-    }
+    co_await c->background->drained();
     for (auto& n : c->nodes) {
         n->close("client shut down");
     }
@@ -939,26 +932,22 @@ void release_in_background(const std::shared_ptr<lock_state>& l)
     if (!l || !l->owns.exchange(false)) {
         return;
     }
-    auto c = l->mutex->client;
-    ++c->background_releases;
+    auto background = l->mutex->client->background;
+    background->begin();
     asio::co_spawn(
-        c->strand,
+        l->mutex->client->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
             note_released(*l);
             co_await run_guard_round(l, handing_off(*l));
         }(l),
-        [c](const std::exception_ptr&) {
-            if (--c->background_releases == 0) {
-                c->releases_drained.cancel();
-            }
-        });
+        [background](const std::exception_ptr&) { background->end(); });
 }
 
 client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config)
     : executor(ex),
       strand(make_client_strand(ex)),
       cfg(std::move(config)),
-      releases_drained(strand, clock::time_point::max())
+      background(std::make_shared<background_work>(strand))
 {
     const connection_settings settings = make_connection_settings(cfg);
     for (const node& n : cfg.nodes) {

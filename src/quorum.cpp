@@ -20,11 +20,19 @@ namespace {
 
 constexpr const char* deadline_passed = "no reply before the per-node deadline";
 
+enum abandoned_reason : std::size_t {
+    decided_by_quorum,
+    quorum_impossible,
+    cancelled,
+    in_background
+};
+
 // One round's requests, one per node, all of the same command: the connections hold it
 // (and so the command) while requests are queued or in flight; the round's coroutine waits
 // on `wake`, which expires at the round's deadline and is cancelled once there is something
-// to decide.
-struct round_state final : request_owner
+// to decide. A round that completes with requests still pending may go on without its
+// coroutine (see `continue_in_background`).
+struct round_state final : request_owner, std::enable_shared_from_this<round_state>
 {
     round_state(const asio::any_io_executor& ex, round&& r,
                 const std::vector<std::shared_ptr<connection>>& nodes)
@@ -33,10 +41,12 @@ struct round_state final : request_owner
           value(std::move(r.value)),
           rule(r.rule),
           replies_with_token(r.replies_with_token),
+          background(std::move(r.background)),
           outcomes(nodes.size()),
           pending(nodes.size(), 1),
           remaining(nodes.size()),
           started(clock::now()),
+          deadline(r.deadline),
           wake(ex, r.deadline)
     {
         seen.nodes = nodes.size();
@@ -83,20 +93,76 @@ struct round_state final : request_owner
 
     bool given_up(std::uint32_t i) const noexcept override { return !pending[i]; }
 
-    // Stops waiting for node i: abandoned (the round stopped early, or was cancelled) or
-    // timed out. Its request stays in the connection's pipeline; its reply is dropped.
-    void give_up(std::size_t i, connection& node, bool timed_out)
+    // Stops waiting for node i at the deadline. Its request stays in the connection's
+    // pipeline; its reply is dropped. The connection hears of it: a server that lets every
+    // request in flight time out is considered stuck.
+    void time_out(std::size_t i, connection& node)
     {
         node_outcome& o = outcomes[i];
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-        o.status = timed_out ? node_status::timed_out : node_status::abandoned;
-        if (timed_out) {
-            o.detail = deadline_passed;
-        }
+        o.status = node_status::timed_out;
+        o.detail = deadline_passed;
         pending[i] = 0;
         --remaining;
         seen.add(o.status);
-        node.gave_up(timed_out);
+        node.gave_up(true);
+    }
+
+    // The outcomes as the round's caller sees them now: nodes still pending are abandoned,
+    // for `why`.
+    std::vector<node_outcome> outcomes_now(abandoned_reason why) const
+    {
+        std::vector<node_outcome> now = outcomes;
+        for (std::size_t i = 0; i < now.size(); ++i) {
+            if (pending[i]) {
+                now[i].latency =
+                    std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+                now[i].status = node_status::abandoned;
+                now[i].detail = abandoned_details[why];
+            }
+        }
+        return now;
+    }
+
+    // Stops waiting for the nodes still pending (their replies are dropped).
+    void abandon(const std::vector<std::shared_ptr<connection>>& nodes)
+    {
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (pending[i]) {
+                pending[i] = 0;
+                --remaining;
+                nodes[i]->gave_up(false);
+            }
+        }
+    }
+
+    // The round's caller has its outcome; the requests still pending go on until they are
+    // answered or time out, counted by `background`.
+    void continue_in_background(const std::vector<std::shared_ptr<connection>>& nodes)
+    {
+        background->begin();
+        tail_nodes = nodes;
+        rule = stop_rule::all_answered;
+        wait_in_background();
+    }
+
+    void wait_in_background()
+    {
+        waiting = true;
+        wake.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+            self->waiting = false;
+            if (self->remaining > 0 && clock::now() < self->deadline) {
+                self->wait_in_background();
+                return;
+            }
+            for (std::size_t i = 0; i < self->tail_nodes.size(); ++i) {
+                if (self->pending[i]) {
+                    self->time_out(i, *self->tail_nodes[i]);
+                }
+            }
+            self->tail_nodes.clear();
+            self->background->end();
+        });
     }
 
     command cmd;
@@ -104,13 +170,17 @@ struct round_state final : request_owner
     std::string value;
     stop_rule rule;
     bool replies_with_token;
+    std::shared_ptr<background_work> background;
     std::vector<node_outcome> outcomes;
     boost::container::small_vector<unsigned char, 8> pending;
     std::size_t remaining;
     tally seen;
     clock::time_point started;
+    clock::time_point deadline;
     asio::steady_timer wake;
     bool waiting = false;
+    // While the round goes on in the background: the nodes its requests went to.
+    std::vector<std::shared_ptr<connection>> tail_nodes;
 };
 
 // See `round::resumes_held_writes`.
@@ -170,7 +240,6 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     auto ex = co_await asio::this_coro::executor;
     auto cs = co_await asio::this_coro::cancellation_state;
     const bool shuffle = r.shuffle;
-    const clock::time_point deadline = r.deadline;
     // Writes held for this round are resumed once its requests are queued, and also if
     // queueing them fails: they must never stay held.
     held_writes held(nodes, r.resumes_held_writes);
@@ -194,23 +263,27 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     }
     held.resume();
 
-    // Replies are delivered on this strand, so the loop sees a consistent picture. Once the
-    // outcome is decided (or the caller cancels, or the deadline passes) the nodes still
-    // pending are given up: their requests stay in the pipelines, their replies are dropped.
+    // Replies are delivered on this strand, so the loop sees a consistent picture.
     while (st->remaining > 0) {
         const bool cancelled = cs.cancelled() != asio::cancellation_type::none;
         if (decided(st->seen, st->rule) || cancelled) {
-            for (std::size_t i = 0; i < nodes.size(); ++i) {
-                if (st->pending[i]) {
-                    st->give_up(i, *nodes[i], false);
-                }
+            const abandoned_reason why =
+                st->background ? in_background
+                : cancelled    ? abandoned_reason::cancelled
+                : st->seen.reached() || st->seen.replied() >= st->seen.quorum() ? decided_by_quorum
+                                                                                : quorum_impossible;
+            std::vector<node_outcome> now = st->outcomes_now(why);
+            if (st->background) {
+                st->continue_in_background(nodes);
+            } else {
+                st->abandon(nodes);
             }
-            break;
+            co_return now;
         }
-        if (clock::now() >= deadline) {
+        if (clock::now() >= st->deadline) {
             for (std::size_t i = 0; i < nodes.size(); ++i) {
                 if (st->pending[i]) {
-                    st->give_up(i, *nodes[i], true);
+                    st->time_out(i, *nodes[i]);
                 }
             }
             break;

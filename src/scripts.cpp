@@ -245,6 +245,7 @@ command script_command(std::string_view text, std::string_view sha,
     command c;
     resp::append_command(c.payload, "EVALSHA", sha, numkeys, tail);
     resp::append_command(c.fallback, "EVAL", text, numkeys, tail);
+    c.script = text.data();
     return c;
 }
 

@@ -21,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -30,6 +31,9 @@ struct command
 {
     std::string payload;
     std::string fallback;
+    /// For EVALSHA: which script it runs (the address of its text, which lives as long as
+    /// the program), so that a connection sends each script's text once per socket.
+    const void* script = nullptr;
 };
 
 /// What one request to one node came to.
@@ -89,7 +93,8 @@ class connection : public std::enable_shared_from_this<connection>
 
     /// The owner of a request submitted here gave it up (after marking it given up):
     /// counted; when `timed_out` and every request in flight has been given up, the server
-    /// is considered stuck and the socket is closed. On the strand only.
+    /// is considered stuck and the socket is closed, at the end of the strand's current turn
+    /// unless a request that is wanted was queued meanwhile. On the strand only.
     void gave_up(bool timed_out);
 
     /// Sends `cmd` and waits for its reply until `deadline`, or until the awaiting
@@ -136,6 +141,7 @@ class connection : public std::enable_shared_from_this<connection>
     void deliver(resp::reply reply);
     void complete(entry& e, exec_result result);
     void fail_connection(const std::string& why);
+    bool looks_stuck() const;
 
     boost::asio::any_io_executor strand_;
     node endpoint_;
@@ -149,6 +155,9 @@ class connection : public std::enable_shared_from_this<connection>
     /// Requests queued or in flight that their owners gave up.
     std::size_t given_up_ = 0;
     bool writing_ = false;
+    bool stuck_check_posted_ = false;
+    /// The scripts (`command::script`) sent as EVAL on this socket.
+    std::vector<const void*> scripts_sent_;
     unsigned writes_held_ = 0;
     bool reading_ = false;
     std::deque<entry> write_queue_;

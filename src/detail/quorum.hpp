@@ -4,14 +4,17 @@
 
 #include <redlock/report.hpp>
 
+#include "detail/background_work.hpp"
 #include "detail/connection.hpp"
 #include "detail/scripts.hpp"
 #include "detail/tally.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
+#include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -20,13 +23,13 @@ namespace redlock::detail {
 struct round
 {
     /// The command, sent unchanged to every node.
-    command cmd;
+    command cmd{};
     /// How a reply counts; `value` is the owner value it is compared with.
-    reply_reader read;
-    std::string value;
+    reply_reader read = nullptr;
+    std::string value{};
     /// Each node's request is given up at this instant.
-    clock::time_point deadline;
-    stop_rule rule = stop_rule::all_answered;
+    clock::time_point deadline{};
+    stop_rule rule = stop_rule::quorum_reached;
     bool shuffle = false;
     /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
     /// the node's outcome.
@@ -34,14 +37,32 @@ struct round
     /// The round is the attempt of a hand-off (see `connection::hold_writes`): once its
     /// requests are queued, the writes held for it are resumed.
     bool resumes_held_writes = false;
+    /// Where the requests still pending when the round completes go on (see `run_round`);
+    /// null: they are given up.
+    std::shared_ptr<background_work> background{};
 };
 
-/// Runs `r` on all `nodes` at once (a parallel group with one coroutine per node) and
-/// completes as soon as `r.rule` says the outcome is decided; nodes still pending then are
-/// cancelled and reported as abandoned. Outcomes are in `nodes` order. Must be awaited on
-/// the strand the connections run on; cancelling the awaiting coroutine cancels the round.
+/// Queues `r`'s command on all `nodes` at once and completes as soon as `r.rule` says the
+/// outcome is decided, at `r.deadline`, or when the awaiting coroutine is cancelled.
+/// Outcomes are in `nodes` order; the nodes still pending then are reported as abandoned,
+/// with the reason in their detail. Their requests stay in the connections' pipelines
+/// either way. Without `r.background` their replies are dropped. With it, they still count
+/// until they arrive or the deadline passes (a timeout still tells the connection the
+/// server may be stuck), tracked by `r.background`: a release must not wait for a stopped
+/// node, yet the client must not shut down before its deletes are done. Must be awaited on
+/// the strand the connections run on.
 boost::asio::awaitable<std::vector<node_outcome>> run_round(
     const std::vector<std::shared_ptr<connection>>& nodes, round r);
+
+/// Why a round reported a node as abandoned: the round's outcome was decided without it,
+/// the awaiting coroutine was cancelled, or the round completed with its request still
+/// going on in the background. Reports keep these as an index (see `stored_report`).
+inline constexpr std::array<std::string_view, 4> abandoned_details{
+    "not awaited: the outcome was decided by a quorum of the other nodes",
+    "not awaited: a quorum was no longer possible",
+    "not awaited: the operation was cancelled",
+    "still pending when the outcome was decided: the request goes on in the background",
+};
 
 /// Holds back, then resumes, the writes of every node (see `connection::hold_writes`).
 void hold_writes(const std::vector<std::shared_ptr<connection>>& nodes);

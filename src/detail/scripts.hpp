@@ -72,7 +72,9 @@ node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view val
 node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
 
 /// EVALSHA `sha` numkeys keys... args..., with the same request as EVAL of `text` as the
-/// fallback for NOSCRIPT. Keys and arguments travel as arguments only.
+/// fallback, sent instead on a script's first use on a connection and after a NOSCRIPT.
+/// `text` must live as long as the program: its address names the script. Keys and
+/// arguments travel as arguments only.
 command script_command(std::string_view text, std::string_view sha,
                        const std::vector<std::string>& keys,
                        std::initializer_list<std::string_view> args);

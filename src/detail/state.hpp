@@ -6,6 +6,7 @@
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
 
+#include "detail/background_work.hpp"
 #include "detail/connection.hpp"
 #include "detail/scripts.hpp"
 #include "detail/subscriber.hpp"
@@ -149,10 +150,9 @@ class client_impl
     /// One pub/sub connection per node, for wake-ups; they connect only when needed.
     std::vector<std::shared_ptr<subscriber>> subscribers;
 
-    /// Releases scheduled by guard destructors and not finished yet.
-    std::atomic<std::size_t> background_releases{0};
-    /// Cancelled (on the strand) whenever background_releases drops to zero.
-    boost::asio::steady_timer releases_drained;
+    /// Releases scheduled by guard destructors, and requests that releases and clean-ups
+    /// left in flight: async_shutdown waits for them.
+    std::shared_ptr<background_work> background;
     std::atomic<bool> shut_down{false};
     /// The watchdog while it has locks scheduled (its timer wait owns it); on the strand.
     std::weak_ptr<watchdog> watch;

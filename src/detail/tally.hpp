@@ -24,6 +24,8 @@ struct tally
     std::size_t failed = 0;  // timed out, error or abandoned
 
     constexpr std::size_t answered() const noexcept { return ok + taken + missing + failed; }
+    /// Nodes that replied, whatever they said.
+    constexpr std::size_t replied() const noexcept { return ok + taken + missing; }
     constexpr std::size_t quorum() const noexcept { return quorum_of(nodes); }
     constexpr bool reached() const noexcept { return ok >= quorum(); }
     /// Even if every node still pending said ok, there would be no quorum.
@@ -52,12 +54,18 @@ struct tally
 
 /// When a round may stop waiting for the nodes that have not answered.
 enum class stop_rule {
-    /// Wait for every node (or its deadline): release, which must reach all of them.
+    /// Wait for every node (or its deadline): what is left of a round that completed early
+    /// and goes on in the background.
     all_answered,
     /// Stop once a quorum said ok; wait for all otherwise.
     quorum_reached,
-    /// Stop once the outcome is known either way (fail_fast, valid).
+    /// Stop once the outcome is known either way: release, valid, and an attempt with
+    /// fail_fast.
     outcome_known,
+    /// Stop once a quorum replied, whatever the replies were, or once that can no longer
+    /// happen: the clean-up after a failed attempt, where any reply shows that the node no
+    /// longer holds the attempt's value.
+    quorum_replied,
 };
 
 constexpr bool decided(const tally& t, stop_rule rule) noexcept
@@ -72,6 +80,8 @@ constexpr bool decided(const tally& t, stop_rule rule) noexcept
             return t.reached();
         case stop_rule::outcome_known:
             return t.reached() || t.impossible();
+        case stop_rule::quorum_replied:
+            return t.replied() >= t.quorum() || t.failed > t.nodes - t.quorum();
     }
     return false;
 }

@@ -5,8 +5,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +78,12 @@ void redis_set(std::uint16_t port, std::string_view key, std::string_view value,
 long long redis_pttl(std::uint16_t port, std::string_view key);
 // Integers as digits, nil as "(nil)", errors as their text ("ERR ..."), arrays space-joined.
 std::string redis_command(std::uint16_t port, std::vector<std::string> args);
+
+// Polls `done` until it is true or `limit` passes; false then. For what a server does after
+// the client's operation completed: a release completes once a quorum of nodes confirmed it,
+// and its deletes on the other nodes (already written to their sockets) follow.
+bool eventually(const std::function<bool()>& done,
+                std::chrono::milliseconds limit = std::chrono::seconds(5));
 
 // Starts `args[0]` (a path) with `args` and `extra_env` ("NAME=value", before the inherited
 // environment) as a child that dies with the calling thread (PR_SET_PDEATHSIG), reads

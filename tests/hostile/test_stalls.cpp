@@ -202,13 +202,19 @@ BOOST_AUTO_TEST_CASE(quorum_forms_and_the_report_names_the_hostile_node)
             BOOST_TEST(!vec);
             BOOST_TEST(held, g.last_report().to_string());
 
-            // Release waits for every node: the hostile one is reported, with its cause.
+            // Release completes once the two real nodes confirmed it; the hostile one is
+            // reported with its cause, or as still pending if it had not answered by then.
             start = steady::now();
             auto [rec] = run(io, release_of(g), op_limit);
             BOOST_TEST(!rec, g.last_report().to_string());
             BOOST_TEST((since(start) < 1s));
             BOOST_TEST(g.last_report().count(node_status::ok) == 2u);
-            expect_clear_failure(outcome_of(g.last_report(), fake.endpoint()), b.name);
+            const node_outcome hostile = outcome_of(g.last_report(), fake.endpoint());
+            if (hostile.status == node_status::abandoned) {
+                BOOST_TEST(contains(hostile.detail, "goes on in the background"));
+            } else {
+                expect_clear_failure(hostile, b.name);
+            }
             BOOST_TEST(!redis_get(real[0].port(), m.name()).has_value());
             BOOST_TEST(!redis_get(real[1].port(), m.name()).has_value());
             BOOST_TEST(fake.script_failures().empty());

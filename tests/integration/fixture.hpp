@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,25 @@ T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds lim
         std::rethrow_exception(error);
     }
     return std::move(*result);
+}
+
+/// In a coroutine: polls `done` every millisecond until it holds (true) or `limit` passes
+/// (false), while the io_context goes on running the client. For what a client finishes after
+/// an operation completed: the deletes of a release beyond its quorum (which may need a
+/// NOSCRIPT answered first).
+inline asio::awaitable<bool> settles(std::function<bool()> done,
+                                     std::chrono::milliseconds limit = 5s)
+{
+    asio::steady_timer tick(co_await asio::this_coro::executor);
+    const auto deadline = steady::now() + limit;
+    while (!done()) {
+        if (steady::now() >= deadline) {
+            co_return false;
+        }
+        tick.expires_after(1ms);
+        co_await tick.async_wait(asio::use_awaitable);
+    }
+    co_return true;
 }
 
 /// Five independent masters, started fresh for each test case that uses this fixture.

@@ -36,10 +36,24 @@ BOOST_FIXTURE_TEST_CASE(acquire_sets_the_key_everywhere_and_release_deletes_it, 
 
         co_await g.release();
         BOOST_TEST(!g.owns_lock());
-        for (std::size_t i = 0; i < 5; ++i) {
-            BOOST_TEST(!value_on(i, "order:42").has_value());
+        // Release completes once a quorum confirmed it; the other nodes' deletes are on
+        // their way, and the report says so.
+        const report released = g.last_report();
+        BOOST_TEST(released.count(node_status::ok) >= 3u);
+        BOOST_TEST(released.count(node_status::ok) + released.count(node_status::abandoned) == 5u);
+        for (const node_outcome& o : released.nodes) {
+            if (o.status == node_status::abandoned) {
+                BOOST_TEST(o.detail.find("goes on in the background") != std::string::npos);
+            }
         }
-        BOOST_TEST(g.last_report().count(node_status::ok) == 5u);
+        BOOST_TEST(co_await settles([&] {
+            for (std::size_t i = 0; i < 5; ++i) {
+                if (value_on(i, "order:42").has_value()) {
+                    return false;
+                }
+            }
+            return true;
+        }));
 
         // Releasing twice is not an error that touches Redis: the guard owns nothing.
         auto [ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
@@ -169,7 +183,9 @@ BOOST_FIXTURE_TEST_CASE(release_never_deletes_another_owners_key, five_nodes)
         BOOST_TEST(held_before >= 3u);
         auto [ec] = co_await first.async_release(asio::as_tuple(asio::use_awaitable));
         BOOST_TEST(ec == redlock::error::not_held);
-        BOOST_TEST(first.last_report().count(node_status::taken) == held_before);
+        // Decided as soon as a quorum can no longer confirm the release.
+        BOOST_TEST(first.last_report().count(node_status::taken) >= 3u);
+        BOOST_TEST(first.last_report().count(node_status::ok) == 0u);
         BOOST_TEST(holding("expiring", second.value()) == held_before);
         co_return 0;
     }());

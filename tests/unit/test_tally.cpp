@@ -95,4 +95,18 @@ BOOST_AUTO_TEST_CASE(outcome_known_stops_on_success_or_impossibility)
     BOOST_TEST(!decided(make(3, 1, 1), stop_rule::outcome_known));
 }
 
+BOOST_AUTO_TEST_CASE(quorum_replied_counts_any_reply)
+{
+    // Any reply shows the node no longer holds the value: ok, taken and missing all count.
+    BOOST_TEST(decided(make(5, 1, 1, 1), stop_rule::quorum_replied));
+    BOOST_TEST(decided(make(5, 0, 3), stop_rule::quorum_replied));
+    BOOST_TEST(!decided(make(5, 1, 1), stop_rule::quorum_replied));
+    // One node stopped of five: the four others decide it without waiting for its deadline.
+    BOOST_TEST(decided(make(5, 0, 0, 3), stop_rule::quorum_replied));
+    // Failures: decided once a quorum of replies can no longer come.
+    BOOST_TEST(!decided(make(5, 1, 0, 0, 2), stop_rule::quorum_replied));
+    BOOST_TEST(decided(make(5, 0, 0, 0, 3), stop_rule::quorum_replied));
+    BOOST_TEST(decided(make(3, 0, 0, 0, 2), stop_rule::quorum_replied));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
