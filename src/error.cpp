@@ -35,6 +35,10 @@ class category final : public boost::system::error_category
             case error::stale_token:
                 return "stale fencing token: the fenced resource has seen a newer token, so the "
                        "lock behind this request has passed to another owner";
+            case error::misconfigured:
+                return "nodes misconfigured: too many nodes fail in a way retrying cannot fix "
+                       "(password, replica, cluster mode or TLS) for a quorum; check the "
+                       "per-node report";
         }
         return "unknown redlock error " + std::to_string(ev);
     }
