@@ -38,6 +38,15 @@ BOOST_AUTO_TEST_CASE(misconfigured_points_at_the_per_node_report)
     BOOST_TEST(m.find("per-node report") != std::string::npos, m);
 }
 
+BOOST_AUTO_TEST_CASE(not_held_names_a_guard_released_already_as_well_as_a_lost_value)
+{
+    // A second release completes with not_held without touching Redis: its message must not
+    // claim only that the lock expired.
+    const std::string m = make_error_code(error::not_held).message();
+    BOOST_TEST(m.find("released already") != std::string::npos, m);
+    BOOST_TEST(m.find("expired or was taken over") != std::string::npos, m);
+}
+
 BOOST_AUTO_TEST_CASE(error_codes_compare_with_the_enum)
 {
     boost::system::error_code ec = error::taken;
