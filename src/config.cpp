@@ -15,18 +15,57 @@ namespace {
     throw boost::system::system_error(make_error_code(error::invalid_argument), message);
 }
 
+bool unprintable(char ch)
+{
+    const auto byte = static_cast<unsigned char>(ch);
+    return byte < 0x20 || byte == 0x7f;
+}
+
+// Part of a URL as a message may quote it: bytes that are not printable (a NUL, a newline,
+// a terminal escape) as \xNN, so that the message stays one readable line.
+std::string printable(std::string_view text)
+{
+    constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (char ch : text) {
+        if (unprintable(ch)) {
+            const auto byte = static_cast<unsigned char>(ch);
+            out += "\\x";
+            out += hex[byte >> 4];
+            out += hex[byte & 0xf];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
 // The URL with its credentials replaced, so that messages can quote it safely. Everything
 // before the last '@' after the scheme is hidden, even when the URL is malformed.
 std::string redacted(std::string_view url)
 {
     auto at = url.rfind('@');
     if (at == std::string_view::npos) {
-        return std::string(url);
+        return printable(url);
     }
     auto scheme_end = url.find("://");
     std::size_t start =
         scheme_end != std::string_view::npos && scheme_end < at ? scheme_end + 3 : 0;
-    return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
+    return printable(url.substr(0, start)) + "***" + printable(url.substr(at));
+}
+
+// Why `host` cannot name a server (resolvers would reject it later, or worse, look up
+// something else), or empty.
+std::string bad_host(std::string_view host)
+{
+    for (char ch : host) {
+        if (ch == ' ' || unprintable(ch)) {
+            return "the host '" + printable(host) + "' contains " +
+                   (ch == ' ' ? "a space" : "a control character");
+        }
+    }
+    return {};
 }
 
 std::string percent_decode(std::string_view in, std::string_view url, std::string_view what)
@@ -59,7 +98,7 @@ Int parse_number(std::string_view text, Int lo, Int hi, std::string_view url, st
     if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo ||
         value > hi) {
         reject("malformed node URL '" + redacted(url) + "': " + std::string(what) + " '" +
-               std::string(text) + "' is not a number in " + std::to_string(lo) + ".." +
+               printable(text) + "' is not a number in " + std::to_string(lo) + ".." +
                std::to_string(hi));
     }
     return value;
@@ -93,8 +132,8 @@ node node::from_url(std::string_view url)
     }
     std::string_view rest = url.substr(scheme_end + 3);
     if (scheme != "redis" && scheme != "rediss" && scheme != "unix") {
-        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" + scheme +
-               "' (expected redis, rediss or unix)");
+        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
+               printable(scheme) + "' (expected redis, rediss or unix)");
     }
     n.tls = scheme == "rediss";
 
@@ -121,15 +160,15 @@ node node::from_url(std::string_view url)
         if (!query.empty()) {
             if (query.substr(0, 3) != "db=") {
                 reject("malformed node URL '" + redacted(url) + "': unknown query '" +
-                       std::string(query) + "' (only db=N is understood)");
+                       printable(query) + "' (only db=N is understood)");
             }
             n.db = parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
         }
         return n;
     }
     if (!query.empty()) {
-        reject("malformed node URL '" + redacted(url) + "': unexpected query '" +
-               std::string(query) + "' (the database goes in the path, as in redis://host/2)");
+        reject("malformed node URL '" + redacted(url) + "': unexpected query '" + printable(query) +
+               "' (the database goes in the path, as in redis://host/2)");
     }
 
     std::string_view path;
@@ -148,7 +187,7 @@ node node::from_url(std::string_view url)
         if (!rest.empty()) {
             if (rest.front() != ':') {
                 reject("malformed node URL '" + redacted(url) + "': unexpected '" +
-                       std::string(rest) + "' after the IPv6 host");
+                       printable(rest) + "' after the IPv6 host");
             }
             port_text = rest.substr(1);
         }
@@ -161,6 +200,9 @@ node node::from_url(std::string_view url)
     }
     if (n.host.empty()) {
         reject("malformed node URL '" + redacted(url) + "': missing host");
+    }
+    if (std::string why = bad_host(n.host); !why.empty()) {
+        reject("malformed node URL '" + redacted(url) + "': " + why);
     }
     if (!port_text.empty() || rest.ends_with(':')) {
         n.port = parse_number<std::uint16_t>(port_text, 1, 65535, url, "port");
@@ -212,11 +254,14 @@ std::string validate(const config& cfg)
         if (n.unix_path.empty() && n.host.empty()) {
             return where + " has neither a host nor a unix socket path";
         }
+        if (std::string why = bad_host(n.host); n.unix_path.empty() && !why.empty()) {
+            return where + ": " + why;
+        }
         if (n.unix_path.empty() && n.port == 0) {
-            return where + " (" + n.endpoint() + ") has port 0";
+            return where + " (" + printable(n.endpoint()) + ") has port 0";
         }
         if (n.db < 0) {
-            return where + " (" + n.endpoint() + ") has a negative database number";
+            return where + " (" + printable(n.endpoint()) + ") has a negative database number";
         }
         // Another database on the same server is still the same server.
         if (!seen.insert(n.endpoint()).second) {

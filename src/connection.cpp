@@ -2,6 +2,7 @@
 
 #include <redlock/error.hpp>
 
+#include "detail/misconfiguration.hpp"
 #include "detail/open_stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -237,6 +238,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     }
     socket_ = std::move(fresh);
     scripts_sent_.clear();
+    silent_so_far_ = true;
     buffers_ = std::make_shared<buffers>();
     decoder_.reset();
     state_ = state::connected;
@@ -295,19 +297,19 @@ void connection::write_batch()
     }
     write_queue_.clear();
     start_reader();
-    socket_.async_write_all(
-        asio::buffer(batch), [self = shared_from_this(), g = generation_, bufs = buffers_](
-                                 const boost::system::error_code& ec, std::size_t) {
-            if (g != self->generation_) {
-                return;
-            }
-            self->writing_ = false;
-            if (ec) {
-                self->fail_connection("write to " + self->name_ + " failed: " + ec.message());
-                return;
-            }
-            self->write_batch();
-        });
+    socket_.async_write_all(asio::buffer(batch),
+                            [self = shared_from_this(), g = generation_, bufs = buffers_](
+                                const boost::system::error_code& ec, std::size_t) {
+                                if (g != self->generation_) {
+                                    return;
+                                }
+                                self->writing_ = false;
+                                if (ec) {
+                                    self->fail_connection(self->broken_off("write to", ec));
+                                    return;
+                                }
+                                self->write_batch();
+                            });
 }
 
 void connection::start_reader()
@@ -363,7 +365,7 @@ void connection::on_read(std::uint64_t generation, const boost::system::error_co
     }
     if (ec) {
         fail_connection(ec == asio::error::eof ? "connection closed by " + name_
-                                               : "read from " + name_ + " failed: " + ec.message());
+                                               : broken_off("read from", ec));
         return;
     }
     if (!decoder_.feed(buffers_->read.data(), n)) {
@@ -388,6 +390,7 @@ void connection::deliver(resp::reply reply)
         start_writer();
         return;
     }
+    silent_so_far_ = false;
     if (e.given_up()) {
         --given_up_;
         return;
@@ -405,6 +408,20 @@ void connection::complete(entry& e, exec_result result)
         ++stats_.errors;
     }
     e.owner->deliver(e.index, std::move(result));
+}
+
+// A TLS port resets a connection whose first bytes are not a TLS handshake. A reset before
+// any reply on a plain connection is therefore reported with that hint; it makes the node
+// count as misconfigured (a reset after replies is a dropped connection, which may pass).
+std::string connection::broken_off(std::string_view what, const boost::system::error_code& ec) const
+{
+    std::string why = std::string(what) + ' ' + name_ + " failed: " + ec.message();
+    if (ec == asio::error::connection_reset && silent_so_far_ && !endpoint_.tls) {
+        why += " before any reply (";
+        why += plain_to_tls_hint;
+        why += ')';
+    }
+    return why;
 }
 
 void connection::fail_connection(const std::string& why)

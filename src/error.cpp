@@ -19,8 +19,11 @@ class category final : public boost::system::error_category
                 return "lock failed: no quorum of nodes granted it in the tries allowed "
                        "(check the per-node report for unreachable or slow nodes)";
             case error::not_held:
-                return "lock not held: fewer than a quorum of nodes still had our value "
-                       "(it expired or was taken over)";
+                // One value for two causes (see guard.hpp): the message names both, the owned
+                // state first, which the caller can check with guard::owns_lock().
+                return "lock not held: the guard owns no lock (released already, or never "
+                       "acquired), or fewer than a quorum of nodes still had its value (it "
+                       "expired or was taken over)";
             case error::extend_failed:
                 return "extend failed: no quorum of nodes extended the lock within its validity";
             case error::expired:
@@ -35,6 +38,10 @@ class category final : public boost::system::error_category
             case error::stale_token:
                 return "stale fencing token: the fenced resource has seen a newer token, so the "
                        "lock behind this request has passed to another owner";
+            case error::misconfigured:
+                return "nodes misconfigured: too many nodes fail in a way retrying cannot fix "
+                       "(password, replica, cluster mode or TLS) for a quorum; check the "
+                       "per-node report";
         }
         return "unknown redlock error " + std::to_string(ev);
     }

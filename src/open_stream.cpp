@@ -1,5 +1,6 @@
 #include "detail/open_stream.hpp"
 
+#include "detail/misconfiguration.hpp"
 #include "detail/resp.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -10,10 +11,15 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <array>
+#include <exception>
+#include <string_view>
+#include <tuple>
 
 namespace redlock::detail {
 
@@ -21,11 +27,77 @@ namespace asio = boost::asio;
 using asio::use_awaitable;
 using generic_socket = asio::generic::stream_protocol::socket;
 constexpr auto use_tuple = asio::as_tuple(use_awaitable);
+// See probe_plain: well above a TLS handshake's round trips on a LAN.
+constexpr std::chrono::milliseconds probe_after_max{100};
 
 namespace {
 
+// A TLS handshake with a server that speaks plain Redis gets no answer at all (the server
+// waits for the end of an inline command that never comes), so it would end only at the
+// connect timeout, like one with a stopped server. Once the handshake has taken `after`, a
+// second connection asks the same address for a plain-text PING: a Redis reply proves that
+// the port has no TLS. Completes only then (or when cancelled): otherwise the handshake
+// decides.
+asio::awaitable<std::string> probe_plain(asio::generic::stream_protocol::endpoint address,
+                                         std::chrono::milliseconds after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer wait(ex, after);
+    co_await wait.async_wait(use_awaitable);
+    generic_socket probe(ex);
+    auto [cec] = co_await probe.async_connect(address, use_tuple);
+    if (!cec) {
+        static constexpr char ping[] = "PING\r\n";
+        auto [wec, written] =
+            co_await asio::async_write(probe, asio::buffer(ping, sizeof ping - 1), use_tuple);
+        (void)written;
+        std::array<char, 128> buf{};
+        auto [rec, n] = wec ? std::tuple(wec, std::size_t{0})
+                            : co_await probe.async_read_some(asio::buffer(buf), use_tuple);
+        if (!rec && n > 0 && (buf[0] == '+' || buf[0] == '-')) {
+            std::string_view words(buf.data() + 1, n - 1);
+            words = words.substr(0, words.find('\r'));
+            co_return "TLS handshake unanswered, but the port answered a plain-text PING with '" +
+                std::string(words) + "' (" + std::string(tls_to_plain_hint) + ")";
+        }
+    }
+    // Whatever listens there is not plain Redis: leave the verdict to the handshake.
+    wait.expires_at(asio::steady_timer::time_point::max());
+    co_await wait.async_wait(use_awaitable);
+    co_return std::string();
+}
+
+// The TLS handshake, raced against probe_plain.
+asio::awaitable<std::string> start_tls(stream& conn, asio::ssl::context& tls,
+                                       const std::string& host, bool verify_name,
+                                       std::chrono::milliseconds probe_after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    boost::system::error_code ec;
+    const auto address = conn.socket().remote_endpoint(ec);
+    if (ec) {
+        co_return "TLS handshake interrupted: " + ec.message();
+    }
+    auto [order, tls_exception, tls_failure, probe_exception, probe_finding] =
+        co_await asio::experimental::make_parallel_group(
+            asio::co_spawn(ex, conn.start_tls(tls, host, verify_name), asio::deferred),
+            asio::co_spawn(ex, probe_plain(address, probe_after), asio::deferred))
+            .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+    if (order[0] == 0) {
+        if (tls_exception) {
+            std::rethrow_exception(tls_exception);
+        }
+        co_return std::move(tls_failure);
+    }
+    if (probe_exception || probe_finding.empty()) {
+        co_return "TLS handshake interrupted";
+    }
+    co_return std::move(probe_finding);
+}
+
 asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool select_db,
-                                       asio::ssl::context* tls, bool verify_name)
+                                       asio::ssl::context* tls, bool verify_name,
+                                       std::chrono::milliseconds timeout)
 {
     generic_socket& s = conn.socket();
     const std::string name = endpoint.endpoint();
@@ -67,7 +139,8 @@ asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool 
         if (tls == nullptr) {
             co_return "TLS requested for " + name + " but the client has no TLS context";
         }
-        std::string failure = co_await conn.start_tls(*tls, endpoint.host, verify_name);
+        std::string failure = co_await start_tls(conn, *tls, endpoint.host, verify_name,
+                                                 std::min(probe_after_max, timeout / 4));
         if (!failure.empty()) {
             co_return failure + " (" + name + ")";
         }
@@ -102,7 +175,7 @@ asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool 
         if (auto r = replies.next()) {
             if (r->is_error()) {
                 // The reply text comes from the server and never contains the password.
-                co_return std::string(steps[i]) + " on " + name + " failed: " + r->text;
+                co_return std::string(steps[i]) + " on " + name + " failed: " + with_hint(r->text);
             }
             ++i;
             continue;
@@ -130,7 +203,7 @@ asio::awaitable<std::string> open_stream(stream& s, const node& endpoint,
     try {
         auto [order, exception, message, timer_ec] =
             co_await asio::experimental::make_parallel_group(
-                asio::co_spawn(ex, handshake(s, endpoint, select_db, tls, verify_name),
+                asio::co_spawn(ex, handshake(s, endpoint, select_db, tls, verify_name, timeout),
                                asio::deferred),
                 deadline.async_wait(asio::deferred))
                 .async_wait(asio::experimental::wait_for_one(), use_awaitable);

@@ -6,6 +6,7 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
+#include "detail/misconfiguration.hpp"
 #include "detail/owner_value.hpp"
 #include "detail/quorum.hpp"
 #include "detail/scripts.hpp"
@@ -704,6 +705,11 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
 
             if (cancelled(cs)) {
                 co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+            }
+            // Nodes that fail the same way on every try (a wrong password, a replica, ...):
+            // once they rule out a quorum, further tries only hide the cause.
+            if (quorum_ruled_out(rep.nodes)) {
+                co_return guard_result{error::misconfigured, failed_guard(m, rep)};
             }
             last =
                 t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);

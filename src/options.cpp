@@ -73,10 +73,14 @@ std::string validate(const options& opts, const std::vector<std::string>& names)
     if (names.empty()) {
         return "the lock has no keys: give at least one name";
     }
+    if (names.size() == 1) {
+        // An index would only puzzle the caller of a plain lock, who gave one name.
+        return validate(opts, names.front());
+    }
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (names[i].empty()) {
-            return "lock name " + std::to_string(i) +
-                   " is empty: each is a Redis key, give it a name";
+            return "lock name " + std::to_string(i) + " (of " + std::to_string(names.size()) +
+                   ") is empty: each is a Redis key, give it a name";
         }
         for (std::size_t j = 0; j < i; ++j) {
             if (names[j] == names[i]) {

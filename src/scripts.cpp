@@ -1,5 +1,7 @@
 #include "detail/scripts.hpp"
 
+#include "detail/misconfiguration.hpp"
+
 #include <boost/uuid/detail/sha1.hpp>
 
 #include <cstdio>
@@ -216,7 +218,7 @@ command script_command(std::string_view text, const std::vector<std::string>& ke
 std::string unexpected(const resp::reply& r)
 {
     if (r.is_error()) {
-        return "Redis error: " + r.text;
+        return "Redis error: " + with_hint(r.text);
     }
     switch (r.type) {
         case resp::kind::nil:

@@ -1,7 +1,10 @@
 #include "detail/stream.hpp"
 
+#include "detail/misconfiguration.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -25,10 +28,22 @@ asio::awaitable<std::string> stream::start_tls(asio::ssl::context& ctx,
         tls_->set_verify_callback(asio::ssl::host_name_verification(server_name));
     }
     auto [ec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
-    if (ec) {
-        co_return "TLS handshake failed: " + ec.message();
+    if (!ec) {
+        co_return std::string();
     }
-    co_return std::string();
+    if (ec == asio::ssl::error::stream_truncated ||
+        ec.category() != asio::error::get_ssl_category()) {
+        // The connection broke off (a reset, an early close): that may pass.
+        co_return "TLS handshake interrupted: " + ec.message();
+    }
+    // The server's or our TLS refused the other side (a certificate, the protocol): that fails
+    // again the same way on every try.
+    const bool not_tls =
+        ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_WRONG_VERSION_NUMBER;
+    const std::string_view hint =
+        not_tls ? tls_to_plain_hint
+                : "check the CA file, the server's certificate and the node's host name";
+    co_return "TLS handshake failed: " + ec.message() + " (" + std::string(hint) + ")";
 }
 
 asio::awaitable<stream::io_result> stream::read_some(asio::mutable_buffer buffer)

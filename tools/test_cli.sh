@@ -493,6 +493,27 @@ for idx in 0 1; do
   redis-cli -p "${REDIS_NODE_PORTS[$idx]}" hset t-hash owner-1 2 >/dev/null
   redis-cli -p "${REDIS_NODE_PORTS[$idx]}" pexpire t-hash 60000 >/dev/null
 done
+echo "== run: misconfigured or unreachable nodes exit 69, never the busy status"
+unwanted=""
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  unwanted+="${unwanted:+,}redis://:not-wanted@127.0.0.1:$port"
+done
+rl misconf run --nodes "$unwanted" --key t-misconf -- touch "$work/never"
+expect_status 69 "run with a password the servers do not want" misconf
+has "$work/misconf.err" "nodes misconfigured" "the message says the nodes are misconfigured"
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  has "$work/misconf.err" "127\.0\.0\.1:$port error \(AUTH .*remove it from the URL\)" \
+    "node $port's cause and hint are printed without --verbose"
+done
+if grep -q not-wanted "$work/misconf.err"; then
+  fail "the password was printed"
+fi
+[ -e "$work/never" ] && fail "the command ran without the lock"
+rl unreachable run --nodes "redis://127.0.0.1:$dead_port" --key t-misconf --wait 0 -- touch "$work/never"
+expect_status 69 "run --wait 0 with its node down" unreachable
+has "$work/unreachable.err" "no majority of the 1 node\(s\) granted it" "the message says no majority granted it"
+[ -e "$work/never" ] && fail "the command ran without the lock"
+
 redis-cli -p "${REDIS_NODE_PORTS[2]}" rpush t-hash x >/dev/null
 printf 'a\001b' | redis-cli -p "${REDIS_NODE_PORTS[0]}" -x set t-bin >/dev/null
 rl hash status --nodes "$nodes" t-hash --key t-bin
@@ -515,7 +536,7 @@ else
   pass "status does not print the password"
 fi
 rl secret2 run --nodes "redis://:s3cret@127.0.0.1:${REDIS_NODE_PORTS[0]}" --key t-x --verbose -- true
-expect_status 1 "run with a password the server does not want" secret2
+expect_status 69 "run with a password the server does not want" secret2
 if grep -q s3cret "$work/secret2.out" "$work/secret2.err"; then
   fail "run printed the password"
 else
@@ -561,7 +582,7 @@ else
   expect_status 0 "status over TLS from inside a run" tls2
   has "$work/tls2.out" "^t-tls2: locked by .* on 1 of 1 node \(quorum 1\)$" "status reads the lock over TLS"
   rl tls3 run --nodes "$url" --key t-tls3 --verbose -- touch "$work/never"
-  expect_status 1 "run over TLS without the CA" tls3
+  expect_status 69 "run over TLS without the CA" tls3
   has "$work/tls3.err" "TLS handshake failed" "the report says the handshake failed"
   rl tls4 status --nodes "$url" t-tls3
   expect_status 1 "status over TLS without the CA" tls4

@@ -33,6 +33,10 @@ enum class error {
     /// A fenced resource refused a request: it has already seen a newer fencing token (or
     /// the same token from another owner). The lock behind the request is no longer ours.
     stale_token,
+    /// No quorum is possible because of nodes whose errors retrying cannot fix: a wrong or
+    /// missing password, a replica or a cluster node listed as a master, TLS on one side
+    /// only. `acquire` stops at once; the per-node report names each such node.
+    misconfigured,
 };
 
 /// The category of `redlock::error`; its name is "redlock".

@@ -45,8 +45,10 @@ class mutex
     ///
     /// Completion signature `void(error_code, guard)`: success with an owning guard;
     /// `error::taken` when the last attempt found another owner on a quorum;
-    /// `error::failed` when it found no quorum otherwise; `error::shut_down` after
-    /// `client::async_shutdown`. On failure the guard owns nothing but carries the report.
+    /// `error::failed` when it found no quorum otherwise; `error::misconfigured` at once
+    /// (after the attempt's clean-up) when nodes failing in a way retrying cannot fix leave
+    /// too few for a quorum; `error::shut_down` after `client::async_shutdown`. On failure
+    /// the guard owns nothing but carries the report.
     ///
     /// Cancellation: terminal, partial and total. A cancelled acquire deletes whatever it
     /// set (bounded by the per-node deadline), then completes with `operation_aborted`.

@@ -165,6 +165,9 @@ class connection : public std::enable_shared_from_this<connection>
     resp::decoder decoder_;
     std::string last_error_;
     bool connected_before_ = false;
+    // No reply has come on the current socket yet (see broken_off).
+    bool silent_so_far_ = true;
+    std::string broken_off(std::string_view what, const boost::system::error_code& ec) const;
     struct
     {
         std::atomic<std::uint64_t> requests{0}, replies{0}, errors{0}, timeouts{0}, abandoned{0},

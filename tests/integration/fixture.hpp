@@ -10,7 +10,11 @@
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -120,6 +124,30 @@ inline asio::awaitable<std::tuple<boost::system::error_code, redlock::guard>> tr
     }
     co_return co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
 }
+
+// A CA and a server certificate for 127.0.0.1, made with the openssl command for one test.
+struct test_certificates
+{
+    std::string dir;
+    test_certificates()
+    {
+        dir =
+            std::filesystem::temp_directory_path() / ("redlock-tls-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const std::string script =
+            "cd '" + dir +
+            "' && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext && "
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+            "-keyout ca.key -out ca.crt -days 1 -subj /CN=redlock-test-ca && "
+            "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+            "-keyout server.key -out server.csr -subj /CN=127.0.0.1 && "
+            "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+            "-out server.crt -days 1 -extfile san.ext";
+        BOOST_REQUIRE_MESSAGE(std::system((script + " > openssl.log 2>&1").c_str()) == 0,
+                              "openssl could not make test certificates in " << dir);
+    }
+    ~test_certificates() { std::filesystem::remove_all(dir); }
+};
 
 inline std::chrono::milliseconds since(steady::time_point t)
 {

@@ -8,6 +8,7 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using namespace std::string_literals;
 using redlock::config;
 using redlock::node;
 
@@ -191,6 +192,43 @@ BOOST_AUTO_TEST_CASE(missing_scheme_message_hides_the_password)
     }
 }
 
+BOOST_AUTO_TEST_CASE(unprintable_bytes_are_escaped_in_messages)
+{
+    // A NUL in the port, a newline in the query, an escape in the scheme.
+    const std::string urls[] = {
+        "redis://example.com:63\0"
+        "79"s,
+        "redis://h:1?a\nb"s, "re\x1b[2Jdis://h:1"s, "redis://h:1/\x7f"s};
+    for (const std::string& url : urls) {
+        const std::string what = rejection(url);
+        BOOST_TEST_CONTEXT(what)
+        {
+            for (char ch : what) {
+                const auto byte = static_cast<unsigned char>(ch);
+                BOOST_TEST((byte >= 0x20 && byte != 0x7f));
+            }
+        }
+    }
+    BOOST_TEST(contains(rejection("redis://example.com:63\0"
+                                  "79"s),
+                        "63\\x0079"));
+    // Escaping never uncovers a hidden password.
+    BOOST_TEST(!contains(rejection("redis://:s3cr3t@h:1\n"s), "s3cr3t"));
+}
+
+BOOST_AUTO_TEST_CASE(hosts_with_spaces_or_control_characters_are_rejected)
+{
+    std::string what = rejection("redis://exa mple:1");
+    BOOST_TEST(contains(what, "the host 'exa mple' contains a space"), what);
+    what = rejection(std::string("redis://exa\tmple:1"));
+    BOOST_TEST(contains(what, "the host 'exa\\x09mple' contains a control character"), what);
+    what = rejection("rediss://exa\0mple"s);
+    BOOST_TEST(contains(what, "the host 'exa\\x00mple' contains a control character"), what);
+    BOOST_TEST(!contains(what, std::string_view("\0", 1)));
+    // Bracketed IPv6 hosts are checked too.
+    BOOST_TEST(contains(rejection("redis://[::1 ]:1"), "contains a space"));
+}
+
 BOOST_AUTO_TEST_CASE(endpoint_forms_carry_no_credentials)
 {
     node n;
@@ -286,6 +324,10 @@ BOOST_AUTO_TEST_CASE(unusable_node_fields_are_rejected)
     BOOST_TEST(contains(problem_with([](node& n) { n.host.clear(); }), "neither a host"));
     BOOST_TEST(contains(problem_with([](node& n) { n.port = 0; }), "port 0"));
     BOOST_TEST(contains(problem_with([](node& n) { n.db = -1; }), "negative database"));
+    const std::string spaced = problem_with([](node& n) { n.host = "exa mple"; });
+    BOOST_TEST(contains(spaced, "config.nodes[0]: the host 'exa mple' contains a space"), spaced);
+    const std::string nul = problem_with([](node& n) { n.host = std::string("a\0b", 3); });
+    BOOST_TEST(contains(nul, "'a\\x00b' contains a control character"), nul);
 }
 
 BOOST_AUTO_TEST_CASE(connect_timeout_must_be_positive)

@@ -17,9 +17,10 @@ BOOST_AUTO_TEST_CASE(category_is_named_redlock)
 
 BOOST_AUTO_TEST_CASE(every_error_has_its_own_message)
 {
-    const error all[] = {error::taken,    error::failed,        error::not_held,
-                         error::expired,  error::extend_failed, error::invalid_argument,
-                         error::shut_down};
+    const error all[] = {error::taken,        error::failed,        error::not_held,
+                         error::expired,      error::extend_failed, error::invalid_argument,
+                         error::shut_down,    error::lost,          error::stale_token,
+                         error::misconfigured};
     std::set<std::string> messages;
     for (error e : all) {
         std::string m = make_error_code(e).message();
@@ -28,6 +29,22 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_own_message)
         messages.insert(m);
     }
     BOOST_TEST(messages.size() == std::size(all));
+}
+
+BOOST_AUTO_TEST_CASE(misconfigured_points_at_the_per_node_report)
+{
+    const std::string m = make_error_code(error::misconfigured).message();
+    BOOST_TEST(m.find("retrying cannot fix") != std::string::npos, m);
+    BOOST_TEST(m.find("per-node report") != std::string::npos, m);
+}
+
+BOOST_AUTO_TEST_CASE(not_held_names_a_guard_released_already_as_well_as_a_lost_value)
+{
+    // A second release completes with not_held without touching Redis: its message must not
+    // claim only that the lock expired.
+    const std::string m = make_error_code(error::not_held).message();
+    BOOST_TEST(m.find("released already") != std::string::npos, m);
+    BOOST_TEST(m.find("expired or was taken over") != std::string::npos, m);
 }
 
 BOOST_AUTO_TEST_CASE(error_codes_compare_with_the_enum)

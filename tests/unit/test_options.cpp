@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using redlock::delay_policy;
@@ -32,6 +34,18 @@ BOOST_AUTO_TEST_CASE(defaults_are_valid)
 BOOST_AUTO_TEST_CASE(empty_name_is_rejected)
 {
     check_rejected(options{}, "name", "");
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_key_is_named_by_index_only_among_several)
+{
+    using names = std::vector<std::string>;
+    const std::string single = redlock::validate(options{}, names{""});
+    BOOST_TEST(single.find("the lock name is empty") == 0u, single);
+    BOOST_TEST(single.find("name 0") == std::string::npos, single);
+    const std::string second = redlock::validate(options{}, names{"a", "", "c"});
+    BOOST_TEST(second.find("lock name 1 (of 3) is empty") == 0u, second);
+    BOOST_TEST(redlock::validate(options{}, names{"a", "b"}) == "");
+    BOOST_TEST(redlock::validate(options{}, names{"a"}) == "");
 }
 
 BOOST_AUTO_TEST_CASE(expiry_must_be_positive)

@@ -152,7 +152,7 @@ OPTIONS
         from the terminal then.
 
     -q, --quiet
-        Print nothing when the lock cannot be acquired (exit status 1).
+        Print nothing when the lock cannot be acquired (exit status 1 or 69).
 
     -v, --verbose
         Report each step on standard error, with every node's answer when the
@@ -169,12 +169,18 @@ EXIT STATUS
     128+N  COMMAND was killed by signal N (137 for SIGKILL), or redlock was
            interrupted by signal N while waiting for the lock (130 for
            SIGINT).
-    1      The lock could not be acquired within --wait: another owner holds
-           it, or no majority of the nodes granted it (nodes down or slow).
-           The message says which; --verbose adds every node's answer.
+    1      The lock is busy: another owner holds it (on a majority of the
+           nodes, or on enough of them that no majority granted it within
+           --wait).
     2      Usage error. The message is one line.
     3      The lock was lost while COMMAND ran. COMMAND was stopped.
     4      COMMAND could not be started (not found, not executable).
+    69     The nodes kept the lock from redlock, not another owner: no
+           majority of them could be reached in time, or too many are
+           misconfigured (a wrong password, replicas or cluster nodes listed
+           as masters, TLS on one side only). A misconfiguration ends the
+           wait at once, and the message names each node's cause; otherwise
+           --verbose adds every node's answer.
     As with flock(1), COMMAND's own statuses may coincide with these; the
     message on standard error tells them apart.
 

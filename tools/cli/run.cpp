@@ -47,6 +47,9 @@ using steady = std::chrono::steady_clock;
 
 // The signals redlock passes on to the command: those whose default action would end redlock
 // and leave the command running without the lock.
+// EX_UNAVAILABLE of sysexits.h: the nodes, not another owner, kept the lock from us.
+constexpr int nodes_unavailable = 69;
+
 constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 
 std::string quoted(std::string_view s)
@@ -344,6 +347,11 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
     auto [ec, g] = std::move(std::get<0>(outcome));
     if (ec) {
         const redlock::report r = g.last_report();
+        // Busy is a lock held elsewhere (on a quorum, or on enough nodes to split the vote);
+        // anything else is the nodes' fault, and a script must be able to tell the two apart.
+        const bool nodes_at_fault =
+            ec == redlock::error::misconfigured ||
+            (ec == redlock::error::failed && r.count(redlock::node_status::taken) == 0);
         if (!a.quiet) {
             const std::string waited =
                 once ? "" : " (after " + std::to_string(ms_between(asked, steady::now())) + " ms)";
@@ -354,6 +362,13 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
                 say("could not acquire lock " + quoted(a.key) + waited + ": no majority of the " +
                     std::to_string(a.nodes.nodes.size()) + " node(s) granted it (" + counts(r) +
                     ")" + (a.verbose ? "" : "; --verbose shows each node's answer"));
+            } else if (ec == redlock::error::misconfigured) {
+                // Each node's cause, even without --verbose: retrying will not help, so the
+                // message must say what to fix.
+                say("could not acquire lock " + quoted(a.key) + ": " + ec.message());
+                if (!a.verbose) {
+                    print_report(r);
+                }
             } else {
                 say("could not acquire lock " + quoted(a.key) + ": " + ec.message());
             }
@@ -362,7 +377,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             }
         }
         co_await shutdown();
-        co_return 1;
+        co_return nodes_at_fault ? nodes_unavailable : 1;
     }
     if (a.verbose) {
         say("acquired " + quoted(a.key) + " on " +
