@@ -52,7 +52,7 @@ def group_key(r):
         if r.get("measure") == "latency":
             return ("server", "latency")
         return ("server", "throughput", r["depth"], r["connections_per_node"])
-    if s == "uncontended":
+    if s in ("uncontended", "degraded"):
         return (s, r["concurrency"])
     if s == "contended":
         return (s, r["workers"], r["hold_ms"], r["retry"], r["clients"])
@@ -221,13 +221,14 @@ def render(groups, metas, png_name):
                 ratio(rate, PEERS["cycles_c64"][1]) if k[1] == 64 else "–",
                 spread(g, "acquire_us.p50"), num(g.med("acquire_us.p99")),
                 num(g.med("acquire_us.p999")), num(g.med("release_us.p50")),
+                num(g.med("release_p50_vs_acquire_p50"), 2),
                 num(g.med("acquire_p50_vs_raw_round"), 2),
                 cores(g.med("client_cores")), cores(g.med("servers_cores")),
                 f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"])
         lines.append(table(
             ["C", "cycles/s", "÷ pipelined bound", "÷ unpipelined bound",
              "÷ best peer at C=64 (7,400)", "acquire p50 us", "p99", "p99.9", "release p50 us",
-             "acquire p50 ÷ raw quorum round", "client cores", "servers cores",
+             "release p50 ÷ acquire p50", "acquire p50 ÷ raw quorum round", "client cores", "servers cores",
              "errors acq/rel (max)"], rows))
         lines.append("")
         c1 = groups.get(("uncontended", 1))
@@ -251,6 +252,39 @@ def render(groups, metas, png_name):
             lines.append(f"![acquire latency percentiles against concurrency]({png_name})")
             lines.append("")
 
+    # --- degraded -----------------------------------------------------------------------
+    deg = sorted(k for k in groups if k[0] == "degraded")
+    if deg:
+        lines.append("### (e) Degraded: uncontended with one node stopped")
+        lines.append("")
+        rows = []
+        for k in deg:
+            g = groups[k]
+            rows.append([
+                k[1], f"{num(g.first('stopped_nodes'))} of {num(g.first('nodes'))}",
+                spread(g, "up_cycles_per_s"), spread(g, "cycles_per_s"),
+                spread(g, "throughput_vs_up", 2),
+                num(g.med("up_acquire_us.p50")), num(g.med("acquire_us.p50")),
+                num(g.med("acquire_p50_vs_up"), 2),
+                num(g.med("up_release_us.p50")), num(g.med("release_us.p50")),
+                num(g.med("release_p50_vs_up"), 2),
+                f"{num(g.med('acquire_us.max'))} / {num(g.med('release_us.max'))}",
+                f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"])
+        lines.append(table(
+            ["C", "nodes stopped", "all up cycles/s", "one stopped cycles/s",
+             "÷ all up", "all up acquire p50 us", "one stopped acquire p50 us", "÷ all up",
+             "all up release p50 us", "one stopped release p50 us", "÷ all up",
+             "one stopped max us: acquire / release", "errors acq/rel (max)"], rows))
+        lines.append("")
+        lines.append(
+            "The same loop as (a) run twice in a row: with every node up, then with one node "
+            "stopped (SIGSTOP) once the client is connected, so that it accepts requests and "
+            "never answers, and continued (SIGCONT) afterwards. Four nodes still make the "
+            "quorum, so every acquire and release must succeed; what the stopped node may cost "
+            "is its per-node deadline (expiry × timeout_factor, 400 ms by default) wherever "
+            "an operation waits for every node instead of for the decision.")
+        lines.append("")
+
     # --- contended ----------------------------------------------------------------------
     con = sorted((k for k in groups if k[0] == "contended"),
                  key=lambda k: (k[3] != "fast", k[4], k[1], k[2]), reverse=True)
@@ -272,6 +306,9 @@ def render(groups, metas, png_name):
                 num(g.med("handoff_gap_p50_in_quorum_rounds"), 1),
                 num(g.med("handoff_gap_p50_in_quorum_rounds_after_idle"), 1),
                 f"{num(g.lo('per_worker_min'))} / {num(g.hi('per_worker_max'))}",
+                num(g.lo("per_worker_min_vs_mean"), 2),
+                f"{num(g.med('longest_same_worker_run'))} / "
+                f"{num(g.med('longest_same_worker_run_ms'), 1)}",
                 num(sum(g.values("violations")))])
         lines.append(table(
             ["workers", "hold ms", "retry delay", "clients", "acquisitions/s",
@@ -279,6 +316,7 @@ def render(groups, metas, png_name):
              "gap p50 from release start us", "handoff gap p50 from release start us",
              "handoff gap ÷ node RTT", "handoff gap ÷ quorum round",
              "handoff gap ÷ quorum round after 1 ms idle", "per-worker min / max (all runs)",
+             "per-worker min ÷ mean (lowest run)", "longest run by one worker: acquisitions / ms",
              "violations (sum)"], rows))
         lines.append("")
         lines.append(
@@ -288,6 +326,10 @@ def render(groups, metas, png_name):
             "holder leaving the critical section. Handoff: the lock goes to another worker. "
             "\"After 1 ms idle\": the raw round measured after the machine idled as long as a "
             "hold, since idle CPUs (of this VM especially) wake slowly. "
+            "Per-worker min ÷ mean: the least served worker's acquisitions against an even "
+            "share (1 is perfectly even). Longest run: the most consecutive acquisitions by one "
+            "worker (with a client per worker, one client) while the others waited, and how "
+            "long it lasted from its first acquisition to leaving its last critical section. "
             f"Peers: {PEERS['contended_acq_per_s'][0]}–{PEERS['contended_acq_per_s'][1]} "
             f"acquisitions/s, mean gaps {PEERS['contended_gap_mean_us'][0]}–"
             f"{PEERS['contended_gap_mean_us'][1]} us, {PEERS['contended_handoffs_per_s'][0]}–"
@@ -329,6 +371,18 @@ def render(groups, metas, png_name):
     if ("uncontended", 1) in groups:
         p50 = groups[("uncontended", 1)].med("acquire_us.p50")
         checks.append(("(a) C=1: acquire p50 ≤ 80 us", f"{num(p50)} us", None, p50 <= 80))
+        rel = groups[("uncontended", 1)].med("release_p50_vs_acquire_p50")
+        if rel is not None:
+            checks.append(("(a) C=1: release p50 ≤ 1.1 × acquire p50", f"{num(rel, 2)}×", None,
+                           rel <= 1.1))
+    if ("degraded", 64) in groups:
+        t = groups[("degraded", 64)].med("throughput_vs_up")
+        checks.append(("(e) C=64, one node stopped: ≥ 0.8 of the all-up throughput",
+                       num(t, 2), None, t is not None and t >= 0.8))
+    for k in deg:
+        r = groups[k].med("release_p50_vs_up")
+        checks.append((f"(e) C={k[1]}, one node stopped: release p50 ≤ 1.5 × all up",
+                       f"{num(r, 2)}×", None, r is not None and r <= 1.5))
     if con:
         def variant(k):
             return f"{k[3]}/{k[4]}"
@@ -369,6 +423,9 @@ def render(groups, metas, png_name):
                                (g.med("vs_hold_ceiling") or 0) >= 0.9))
         per_variant("(b) no worker at 0 acquisitions (min over runs)",
                     lambda g: (num(g.lo("per_worker_min")), (g.lo("per_worker_min") or 0) > 0))
+        per_variant("(b) every worker at least half the mean share (lowest run)",
+                    lambda g: (num(g.lo("per_worker_min_vs_mean"), 2),
+                               (g.lo("per_worker_min_vs_mean") or 0) >= 0.5))
         per_variant("(b) mutual-exclusion violations = 0 (sum over runs)",
                     lambda g: (num(sum(g.values("violations"))),
                                sum(g.values("violations")) == 0))

@@ -2,7 +2,8 @@
 // (or the ones given with --nodes), and how that compares with what the same servers do for
 // the same commands sent raw in the same run. See docs/benchmarks.md.
 //
-//   redlock_bench [--scenario all|server|uncontended|contended|held[,...]] [--duration S]
+//   redlock_bench [--scenario all|server|uncontended|degraded|contended|held[,...]]
+//                 [--duration S]
 //                 [--concurrency 1,64,256] [--held K] [--nodes URL,...] ...   (--help)
 //
 // Every scenario prints a line for people and a `RESULT {json}` line per parameter set;
@@ -41,6 +42,8 @@ struct arguments
     double duration_s = 5;
     double warmup_s = 0.5;
     std::vector<int> concurrency = {1, 64, 256};
+    std::vector<int> degraded_concurrency = {1, 64};
+    int stopped_node = -1;  // the last one
     int held = 10000;
     int expiry_ms = 30000;
     bool watchdog = false;
@@ -60,13 +63,17 @@ struct arguments
         status == 0 ? stdout : stderr,
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
-        "  --scenario LIST      all (default) or any of server,uncontended,contended,held\n"
+        "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
+        "                       held\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
         "  --servers N          how many redis-server to start (default 5)\n"
         " uncontended:\n"
         "  --concurrency LIST   coroutines, each on its own key (default 1,64,256)\n"
+        " degraded (uncontended with every node up, then with one stopped by SIGSTOP):\n"
+        "  --degraded-concurrency LIST  coroutines, each on its own key (default 1,64)\n"
+        "  --stopped-node I     which started server to stop, 0-based (default the last)\n"
         " contended:\n"
         "  --workers N          workers competing for one key (default 8)\n"
         "  --hold-ms MS         how long each holds it (default 1)\n"
@@ -169,7 +176,8 @@ arguments parse(int argc, char** argv)
         };
         if (flag == "--scenario") {
             for (const auto& s :
-                 one_of(flag, value, {"all", "server", "uncontended", "contended", "held"})) {
+                 one_of(flag, value,
+                        {"all", "server", "uncontended", "degraded", "contended", "held"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--duration") {
@@ -178,6 +186,10 @@ arguments parse(int argc, char** argv)
             a.warmup_s = decimal(flag, value, 0, 60);
         } else if (flag == "--concurrency") {
             a.concurrency = ints(1, 100000);
+        } else if (flag == "--degraded-concurrency") {
+            a.degraded_concurrency = ints(1, 100000);
+        } else if (flag == "--stopped-node") {
+            a.stopped_node = integer(flag, value, 0, 31);
         } else if (flag == "--held") {
             a.held = integer(flag, value, 1, 1000000);
         } else if (flag == "--expiry-ms") {
@@ -211,7 +223,10 @@ arguments parse(int argc, char** argv)
         }
     }
     if (a.scenarios.empty() || a.scenarios.count("all")) {
-        a.scenarios = {"server", "uncontended", "contended", "held"};
+        a.scenarios = {"server", "uncontended", "degraded", "contended", "held"};
+    }
+    if (a.stopped_node >= a.servers) {
+        usage("--stopped-node must name one of the --servers started");
     }
     return a;
 }
@@ -310,6 +325,12 @@ int main(int argc, char** argv)
         if (a.scenarios.count("uncontended")) {
             for (int c : a.concurrency) {
                 bench::run_uncontended(rs, c, bound);
+            }
+        }
+        if (a.scenarios.count("degraded")) {
+            const int stopped = a.stopped_node >= 0 ? a.stopped_node : a.servers - 1;
+            for (int c : a.degraded_concurrency) {
+                bench::run_degraded(rs, c, static_cast<std::size_t>(stopped));
             }
         }
         if (a.scenarios.count("contended")) {

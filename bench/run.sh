@@ -8,7 +8,7 @@
 # until the machine is quiet: less than half a core busy over 2 s, so that a build running
 # at the same time does not end up in the figures. Logs go to LOG_DIR (default
 # ${TMPDIR:-/tmp}/redlock-bench-runs/DATE). Without arguments after --, every scenario runs
-# with its defaults (about 2.5 minutes a run).
+# with its defaults (about 3 minutes a run).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -11,10 +11,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <random>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -196,33 +202,50 @@ server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
 // ---------------------------------------------------------------------------------------
 // (a) uncontended
 
-void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound)
+namespace {
+
+// What one uncontended measurement saw.
+struct uncontended_figures
+{
+    double seconds = 0;
+    std::int64_t cycles = 0;
+    std::int64_t acquire_errors = 0;
+    std::int64_t release_errors = 0;
+    std::string first_error;
+    samples acquire;
+    samples release;
+    double client_cores = 0;
+    double servers_cores = 0;
+
+    double rate() const { return cycles > 0 ? static_cast<double>(cycles) / seconds : 0.0; }
+};
+
+// `concurrency` coroutines, each looping acquire + release on its own key (named with `tag`
+// so that measurements never share keys), for the warm-up and then the measured window.
+// `connected` runs once the client has a connection to every node (one cycle on a key of
+// its own went through), before the workers start: a fault applied there meets a client
+// that is already connected, as a node that fails under running clients does.
+uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
+                                        const std::string& tag,
+                                        const std::function<void()>& connected = {})
 {
     asio::io_context io;
     redlock::client client(io.get_executor(), redlock::config::from_urls(rs.urls));
-    struct shared_state
-    {
-        bool stop = false;
-        bool measuring = false;
-        std::int64_t cycles = 0;
-        std::int64_t acquire_errors = 0;
-        std::int64_t release_errors = 0;
-        std::string first_error;
-        samples acquire;
-        samples release;
-    } sh;
+    bool stop = false;
+    bool measuring = false;
+    uncontended_figures f;
     join_counter workers(io);
     cpu_meter cpu(rs.server_pids);
     clock::time_point t0, t1;
 
     auto worker = [&](redlock::mutex m) -> asio::awaitable<void> {
-        while (!sh.stop) {
+        while (!stop) {
             const auto a = clock::now();
             auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
             const auto b = clock::now();
             if (ec) {
-                if (sh.acquire_errors++ == 0) {
-                    sh.first_error = ec.message() + "\n" + g.last_report().to_string();
+                if (f.acquire_errors++ == 0) {
+                    f.first_error = ec.message() + "\n" + g.last_report().to_string();
                 }
                 co_await sleep_for(10ms);
                 continue;
@@ -230,86 +253,197 @@ void run_uncontended(const run_settings& rs, int concurrency, const server_bound
             auto [rec] = co_await g.async_release(asio::as_tuple(asio::deferred));
             const auto c = clock::now();
             if (rec) {
-                if (sh.release_errors++ == 0) {
-                    sh.first_error = rec.message() + "\n" + g.last_report().to_string();
+                if (f.release_errors++ == 0) {
+                    f.first_error = rec.message() + "\n" + g.last_report().to_string();
                 }
             }
-            if (sh.measuring) {
-                ++sh.cycles;
-                sh.acquire.add(b - a);
-                sh.release.add(c - b);
+            if (measuring) {
+                ++f.cycles;
+                f.acquire.add(b - a);
+                f.release.add(c - b);
             }
         }
         workers.done();
     };
 
-    workers.add(static_cast<std::size_t>(concurrency));
-    for (int i = 0; i < concurrency; ++i) {
-        auto m = client.make_mutex(rs.key_prefix + ":u" + std::to_string(concurrency) + ":" +
-                                   std::to_string(i));
-        asio::co_spawn(io, worker(std::move(m)), rethrow);
-    }
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
+            {
+                auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":connect");
+                auto g = co_await m.acquire();
+                co_await g.release();
+            }
+            if (connected) {
+                connected();
+            }
+            workers.add(static_cast<std::size_t>(concurrency));
+            for (int i = 0; i < concurrency; ++i) {
+                auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":" + std::to_string(i));
+                asio::co_spawn(io, worker(std::move(m)), rethrow);
+            }
             co_await sleep_for(rs.warmup);
-            sh.measuring = true;
+            measuring = true;
             t0 = clock::now();
             cpu.start();
             co_await sleep_for(rs.duration);
-            sh.measuring = false;
+            measuring = false;
             t1 = clock::now();
             cpu.stop();
-            sh.stop = true;
+            stop = true;
             co_await workers.wait();
             co_await shutdown(client);
         },
         rethrow);
     io.run();
+    f.seconds = seconds(t1 - t0);
+    f.client_cores = cpu.client_cores();
+    f.servers_cores = cpu.servers_cores();
+    return f;
+}
 
-    const double secs = seconds(t1 - t0);
-    const double rate = static_cast<double>(sh.cycles) / secs;
+// Keeps one server process stopped (SIGSTOP) for its lifetime and continues it (SIGCONT) when
+// it goes, also when a measurement throws: a server left stopped would hang every later
+// scenario and the final shutdown.
+class stopped_process
+{
+  public:
+    explicit stopped_process(int pid) : pid_(pid)
+    {
+        if (::kill(pid_, SIGSTOP) != 0) {
+            throw std::system_error(errno, std::generic_category(),
+                                    "SIGSTOP to server " + std::to_string(pid_));
+        }
+    }
+    ~stopped_process() { ::kill(pid_, SIGCONT); }
+    stopped_process(const stopped_process&) = delete;
+    stopped_process& operator=(const stopped_process&) = delete;
+
+  private:
+    int pid_;
+};
+
+}  // namespace
+
+void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound)
+{
+    auto f = measure_uncontended(rs, concurrency, "u" + std::to_string(concurrency));
+    const double secs = f.seconds;
+    const double rate = f.rate();
     const double vs_pipelined = ratio(rate, bound.pipelined_cycles_per_s);
     const double vs_unpipelined = ratio(rate, bound.unpipelined_cycles_per_s);
-    const double p50 = sh.acquire.percentile_us(50);
+    const double p50 = f.acquire.percentile_us(50);
+    const double release_p50 = f.release.percentile_us(50);
+    // A release is one round like an acquire (a compare-and-delete instead of a SET), and
+    // needs only the quorum's answers too: it should cost about what the acquire costs.
+    const double release_vs_acquire = ratio(release_p50, p50);
     say(
         strf("uncontended C=%d: %s cycles/s (%s of the pipelined server bound, %s of the "
              "unpipelined), acquire p50 %.0f us p99 %.0f us p99.9 %.0f us (%s x the raw %zu-node "
-             "quorum round), release p50 %.0f us; errors %lld/%lld; client %.2f cores, servers %s "
-             "cores",
+             "quorum round), release p50 %.0f us (%s x the acquire p50); errors %lld/%lld; "
+             "client %.2f cores, servers %s cores",
              concurrency, grouped(rate).c_str(), ratio_text(vs_pipelined).c_str(),
-             ratio_text(vs_unpipelined).c_str(), p50, sh.acquire.percentile_us(99),
-             sh.acquire.percentile_us(99.9),
+             ratio_text(vs_unpipelined).c_str(), p50, f.acquire.percentile_us(99),
+             f.acquire.percentile_us(99.9),
              ratio_text(ratio(p50, bound.round_set_quorum_p50_us)).c_str(), rs.urls.size(),
-             sh.release.percentile_us(50), static_cast<long long>(sh.acquire_errors),
-             static_cast<long long>(sh.release_errors), cpu.client_cores(),
-             cores_text(cpu.servers_cores()).c_str()));
-    if (!sh.first_error.empty()) {
-        say("first error: " + sh.first_error);
+             release_p50, ratio_text(release_vs_acquire).c_str(),
+             static_cast<long long>(f.acquire_errors), static_cast<long long>(f.release_errors),
+             f.client_cores, cores_text(f.servers_cores).c_str()));
+    if (!f.first_error.empty()) {
+        say("first error: " + f.first_error);
     }
-    if (sh.acquire_errors + sh.release_errors > 0) {
+    if (f.acquire_errors + f.release_errors > 0) {
         note_failure(strf("uncontended C=%d: %lld acquire and %lld release errors", concurrency,
-                          static_cast<long long>(sh.acquire_errors),
-                          static_cast<long long>(sh.release_errors)));
+                          static_cast<long long>(f.acquire_errors),
+                          static_cast<long long>(f.release_errors)));
     }
     result(json()
                .add("scenario", "uncontended")
                .add("concurrency", concurrency)
                .add("nodes", rs.urls.size())
                .add("duration_s", secs)
-               .add("cycles", sh.cycles)
+               .add("cycles", f.cycles)
                .add("cycles_per_s", rate)
-               .add("acquire_us", latency_json(sh.acquire))
-               .add("release_us", latency_json(sh.release))
-               .add("acquire_errors", sh.acquire_errors)
-               .add("release_errors", sh.release_errors)
-               .add("client_cores", cpu.client_cores())
-               .add("servers_cores", cpu.servers_cores())
+               .add("acquire_us", latency_json(f.acquire))
+               .add("release_us", latency_json(f.release))
+               .add("acquire_errors", f.acquire_errors)
+               .add("release_errors", f.release_errors)
+               .add("client_cores", f.client_cores)
+               .add("servers_cores", f.servers_cores)
                .add("vs_server_pipelined", vs_pipelined)
                .add("vs_server_unpipelined", vs_unpipelined)
                .add("acquire_p50_vs_raw_round", ratio(p50, bound.round_set_quorum_p50_us))
-               .add("release_p50_vs_raw_round",
-                    ratio(sh.release.percentile_us(50), bound.round_delete_p50_us)));
+               .add("release_p50_vs_raw_round", ratio(release_p50, bound.round_delete_p50_us))
+               .add("release_p50_vs_acquire_p50", release_vs_acquire));
+}
+
+// ---------------------------------------------------------------------------------------
+// (e) degraded
+
+void run_degraded(const run_settings& rs, int concurrency, std::size_t stopped_node)
+{
+    if (stopped_node >= rs.server_pids.size()) {
+        say("degraded: skipped, it needs the servers this program starts (not --nodes)");
+        return;
+    }
+    const std::string c = std::to_string(concurrency);
+    auto up = measure_uncontended(rs, concurrency, "d" + c + ":up");
+    uncontended_figures down;
+    {
+        // Continued when this block ends, whether the measurement returns or throws.
+        std::optional<stopped_process> silenced;
+        down = measure_uncontended(rs, concurrency, "d" + c + ":down",
+                                   [&] { silenced.emplace(rs.server_pids[stopped_node]); });
+    }
+    const double up_acquire = up.acquire.percentile_us(50);
+    const double up_release = up.release.percentile_us(50);
+    const double down_acquire = down.acquire.percentile_us(50);
+    const double down_release = down.release.percentile_us(50);
+    const double throughput = ratio(down.rate(), up.rate());
+    const double acquire_ratio = ratio(down_acquire, up_acquire);
+    const double release_ratio = ratio(down_release, up_release);
+    say(strf(
+        "degraded C=%d, node %zu of %zu stopped: %s cycles/s against %s with all up (%s); "
+        "acquire p50 %.0f us against %.0f (%s), p99 %.0f us, max %.0f us; release p50 "
+        "%.0f us against %.0f (%s), p99 %.0f us, max %.0f us; errors %lld/%lld",
+        concurrency, stopped_node, rs.urls.size(), grouped(down.rate()).c_str(),
+        grouped(up.rate()).c_str(), ratio_text(throughput).c_str(), down_acquire, up_acquire,
+        ratio_text(acquire_ratio).c_str(), down.acquire.percentile_us(99), down.acquire.max_us(),
+        down_release, up_release, ratio_text(release_ratio).c_str(), down.release.percentile_us(99),
+        down.release.max_us(), static_cast<long long>(up.acquire_errors + down.acquire_errors),
+        static_cast<long long>(up.release_errors + down.release_errors)));
+    for (const auto* f : {&up, &down}) {
+        if (!f->first_error.empty()) {
+            say("first error: " + f->first_error);
+        }
+    }
+    // One silent node of five leaves a quorum: every acquire and release must still succeed.
+    if (up.acquire_errors + up.release_errors + down.acquire_errors + down.release_errors > 0) {
+        note_failure(strf("degraded C=%d: %lld acquire and %lld release errors", concurrency,
+                          static_cast<long long>(up.acquire_errors + down.acquire_errors),
+                          static_cast<long long>(up.release_errors + down.release_errors)));
+    }
+    result(json()
+               .add("scenario", "degraded")
+               .add("concurrency", concurrency)
+               .add("nodes", rs.urls.size())
+               .add("stopped_nodes", 1)
+               .add("duration_s", down.seconds)
+               .add("up_cycles", up.cycles)
+               .add("up_cycles_per_s", up.rate())
+               .add("up_acquire_us", latency_json(up.acquire))
+               .add("up_release_us", latency_json(up.release))
+               .add("cycles", down.cycles)
+               .add("cycles_per_s", down.rate())
+               .add("acquire_us", latency_json(down.acquire))
+               .add("release_us", latency_json(down.release))
+               .add("throughput_vs_up", throughput)
+               .add("acquire_p50_vs_up", acquire_ratio)
+               .add("release_p50_vs_up", release_ratio)
+               .add("acquire_errors", up.acquire_errors + down.acquire_errors)
+               .add("release_errors", up.release_errors + down.release_errors)
+               .add("client_cores", down.client_cores)
+               .add("servers_cores", down.servers_cores));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -448,12 +582,38 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
     const double handoff_rate = static_cast<double>(handoffs) / secs;
     const double ceiling = held_for.empty() ? 0.0 : 1e6 / held_for.mean_us();
     const auto [min_it, max_it] = std::minmax_element(per_worker.begin(), per_worker.end());
+    // Fairness: the least served worker's share against an even share (1 = perfectly even).
+    const double mean_per_worker = static_cast<double>(acquisitions) / workers;
+    const double fairness = ratio(static_cast<double>(*min_it), mean_per_worker);
+    // The longest stretch in which one worker (with a client per worker: one client) took
+    // the lock again and again while the others waited, from its first acquisition to leaving
+    // the last critical section of the stretch.
+    std::int64_t run_length = 0, longest_run = 0;
+    clock::time_point run_began{};
+    clock::duration longest_run_time{};
+    const record* last = nullptr;
+    for (const record& r : sh.records) {
+        if (r.acquired < t0 || r.acquired >= t1) {
+            continue;
+        }
+        if (!last || last->worker != r.worker) {
+            run_length = 0;
+            run_began = r.acquired;
+        }
+        ++run_length;
+        longest_run = std::max(longest_run, run_length);
+        longest_run_time = std::max(longest_run_time, r.release_start - run_began);
+        last = &r;
+    }
+    const double longest_run_ms =
+        std::chrono::duration<double, std::milli>(longest_run_time).count();
     say(
         strf("contended %d workers, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
              "hold's ceiling %s/s), %.1f handoffs/s; gap after release done mean %.0f us p50 %.0f "
              "us (after release start: mean %.0f p50 %.0f us = %s node round trips), at handoffs "
              "p50 %.0f us (after release start %.0f us = %s quorum rounds, %s after idle); per "
-             "worker min %lld max %lld; acquire errors %lld; mutual-exclusion violations %lld",
+             "worker min %lld max %lld (min / mean %s), longest run by one worker %lld "
+             "acquisitions in %.1f ms; acquire errors %lld; mutual-exclusion violations %lld",
              workers, static_cast<long long>(hold.count()), retry_name.c_str(),
              separate_clients ? "a client per worker" : "one shared client", grouped(rate).c_str(),
              ratio_text(ratio(rate, ceiling)).c_str(), grouped(ceiling).c_str(), handoff_rate,
@@ -467,6 +627,7 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
                               bound.round_set_quorum_after_idle_p50_us))
                  .c_str(),
              static_cast<long long>(*min_it), static_cast<long long>(*max_it),
+             strf("%.2f", fairness).c_str(), static_cast<long long>(longest_run), longest_run_ms,
              static_cast<long long>(sh.acquire_errors), static_cast<long long>(sh.violations)));
     if (!sh.first_error.empty()) {
         say("first error: " + sh.first_error);
@@ -511,6 +672,9 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
                .add("per_worker", per_worker)
                .add("per_worker_min", *min_it)
                .add("per_worker_max", *max_it)
+               .add("per_worker_min_vs_mean", fairness)
+               .add("longest_same_worker_run", longest_run)
+               .add("longest_same_worker_run_ms", longest_run_ms)
                .add("acquire_errors", sh.acquire_errors)
                .add("release_errors", sh.release_errors)
                .add("overran_validity", sh.overran_validity)

@@ -6,6 +6,7 @@
 #include "util.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,12 @@ server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
 
 /// (a) `concurrency` coroutines, each acquiring and releasing its own key in a loop.
 void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound);
+
+/// (e) The uncontended loop of (a) twice: with every node up, then with one node silenced
+/// (SIGSTOP) for the whole measurement and continued (SIGCONT) afterwards. Reports the
+/// throughput and the acquire and release latencies of the second run as ratios to the
+/// first. Needs the servers this program started (their pids); `stopped_node` indexes them.
+void run_degraded(const run_settings& rs, int concurrency, std::size_t stopped_node);
 
 enum class retry_kind {
     /// The library's default: uniformly random 50 to 250 ms.

@@ -372,6 +372,8 @@ void local_servers::stop_one(server& s)
     const pid_t pid = registry[s.slot].pid.exchange(-1);
     if (pid > 0) {
         ::kill(pid, SIGTERM);
+        // A server a scenario stopped (SIGSTOP) acts on SIGTERM only once continued.
+        ::kill(pid, SIGCONT);
         if (!reap(pid, 2000ms)) {
             ::kill(pid, SIGKILL);
             reap(pid, 5000ms);

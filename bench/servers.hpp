@@ -27,8 +27,8 @@ class local_servers
     /// "redis://127.0.0.1:PORT", one per server.
     std::vector<std::string> urls() const;
     std::vector<pid_t> pids() const;
-    /// Stops every server (SIGTERM, then SIGKILL after 2 s), reaps it, removes its
-    /// directory. Idempotent.
+    /// Stops every server (SIGTERM with a SIGCONT, in case a scenario left it stopped, then
+    /// SIGKILL after 2 s), reaps it, removes its directory. Idempotent.
     void stop();
 
   private:

@@ -249,6 +249,52 @@ std::vector<std::string> violations(const tally& t, const expectation& e)
     return out;
 }
 
+std::optional<same_process_run> longest_same_process_run(const std::vector<section>& sections)
+{
+    std::map<std::string_view, std::vector<const section*>> by_key;
+    for (const auto& s : sections)
+        by_key[s.key].push_back(&s);
+    std::optional<same_process_run> best;
+    for (auto& [key, list] : by_key) {
+        std::stable_sort(list.begin(), list.end(), [](const section* a, const section* b) {
+            return a->start_ns < b->start_ns;
+        });
+        same_process_run current;
+        for (const section* s : list) {
+            if (current.sections == 0 || s->worker != current.worker) {
+                current = {s->worker, s->key, 0, s->start_ns, s->end_ns};
+            }
+            ++current.sections;
+            current.end_ns = std::max(current.end_ns, s->end_ns);
+            if (!best || current.span_ns() > best->span_ns())
+                best = current;
+        }
+    }
+    return best;
+}
+
+std::vector<std::size_t> sections_per_process(const std::vector<section>& sections, int processes)
+{
+    std::vector<std::size_t> out(static_cast<std::size_t>(std::max(processes, 0)), 0);
+    for (const auto& s : sections)
+        if (s.worker >= 0 && s.worker < processes)
+            ++out[static_cast<std::size_t>(s.worker)];
+    return out;
+}
+
+double least_share(const std::vector<std::size_t>& per_process)
+{
+    if (per_process.empty())
+        return 0.0;
+    std::size_t total = 0;
+    for (auto n : per_process)
+        total += n;
+    if (total == 0)
+        return 0.0;
+    const double mean = static_cast<double>(total) / static_cast<double>(per_process.size());
+    return static_cast<double>(*std::min_element(per_process.begin(), per_process.end())) / mean;
+}
+
 std::string table_header()
 {
     std::string h = pad("scenario", name_width, false) + " " + pad("kind", kind_width, false) +

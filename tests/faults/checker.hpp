@@ -114,6 +114,34 @@ struct expectation
 // Empty when the tally meets the expectation; otherwise one message per violation.
 std::vector<std::string> violations(const tally& t, const expectation& e);
 
+// ---- sharing one key between processes ----
+//
+// With several processes contending for one key, the lock should pass between them: a process
+// whose own waiters keep handing the lock to each other must not keep it from the others. The
+// `worker` of a section is the process that ran it.
+
+// Consecutive critical sections on one key run by the same process.
+struct same_process_run
+{
+    int worker = -1;
+    std::string key;
+    std::size_t sections = 0;
+    std::int64_t start_ns = 0;  // the first section's start
+    std::int64_t end_ns = 0;    // the last section's end
+    std::int64_t span_ns() const { return end_ns - start_ns; }
+};
+
+// The longest such run in time over all keys; nullopt without sections. Sections are ordered
+// by start per key; another process's section in between ends a run.
+std::optional<same_process_run> longest_same_process_run(const std::vector<section>& sections);
+
+// Sections per process, for processes 0 .. processes - 1 (others are not counted).
+std::vector<std::size_t> sections_per_process(const std::vector<section>& sections, int processes);
+
+// The least served process's count as a fraction of the mean count (1: perfectly even; 0 for
+// no processes or no sections at all).
+double least_share(const std::vector<std::size_t>& per_process);
+
 // The table: a header (two lines) and one row per scenario.
 std::string table_header();
 std::string table_row(std::string_view scenario, const expectation& e, const tally& t, bool passed);

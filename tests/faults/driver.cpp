@@ -26,6 +26,15 @@
 //   fast-clock-1-of-5         node 0 on a x10 clock (libfaketime), holder outvotes it  safe
 //   fast-clock-1-bare-quorum  the same, holder won with a bare quorum counting node 0  unsafe
 //   fast-clock-3-of-5         nodes 0-2 on a x10 clock                                 unsafe
+//   node-stopped-a-while      one node SIGSTOPped for the middle half of the run; the  safe
+//                             rates before, during and after are printed, and
+//                             acquisitions must go on while it is stopped
+//
+// Two more scenarios start processes of their own instead (see their functions below):
+// stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
+// leave no key behind once they resume) and processes-share-a-key (four processes with three
+// waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
+// at least a quarter of the mean share).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
@@ -136,6 +145,12 @@ std::int64_t monotonic_ns()
 steady::time_point from_monotonic(std::int64_t ns)
 {
     return steady::now() + std::chrono::nanoseconds(ns - monotonic_ns());
+}
+
+std::int64_t to_monotonic(steady::time_point t)
+{
+    return monotonic_ns() +
+           std::chrono::duration_cast<std::chrono::nanoseconds>(t - steady::now()).count();
 }
 
 void sleep_until(steady::time_point t)
@@ -347,6 +362,28 @@ class log_reader
     std::string partial_;
 };
 
+// Where a scenario's logs go; removed at the end unless kept.
+struct log_dir
+{
+    std::string path;
+    bool keep = false;
+    log_dir()
+    {
+        char tmpl[] = "/tmp/redlock-faults-XXXXXX";
+        if (!::mkdtemp(tmpl))
+            throw std::system_error(errno, std::generic_category(), "mkdtemp");
+        path = tmpl;
+    }
+    ~log_dir()
+    {
+        std::error_code ec;
+        if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
+            std::filesystem::remove_all(path, ec);
+    }
+    log_dir(const log_dir&) = delete;
+    log_dir& operator=(const log_dir&) = delete;
+};
+
 // Worker 0 stopped inside a critical section: what it holds.
 struct stop_event
 {
@@ -370,6 +407,8 @@ struct scenario
     std::size_t fast_clock_nodes = 0;  // nodes 0..n-1 run a x10 clock
     std::function<void(run&)> engineered{};
     std::function<void(run&, steady::time_point)> background{};  // runs until the time given
+    // Checks of its own after the run (besides the checker's); returns what failed.
+    std::function<std::vector<std::string>(run&)> verify{};
 };
 
 // One scenario's servers, workers and logs.
@@ -418,6 +457,9 @@ class run
     const scenario& spec() const { return s_; }
     bool soak() const { return soak_; }
     steady::time_point end() const { return end_; }
+    steady::time_point start() const { return end_ - duration_; }
+    // The stretches of CLOCK_MONOTONIC during which a background fault was in effect.
+    std::vector<std::pair<std::int64_t, std::int64_t>>& fault_windows() { return windows_; }
     rt::redis_server& node(std::size_t i) { return *nodes_.at(i); }
     std::mt19937& rng() { return rng_; }
     const std::string& dir() const { return dir_.path; }
@@ -616,29 +658,7 @@ class run
         return std::stoll(reply);
     }
 
-    // Where the workers' logs go; removed at the end unless kept. Declared first, so that the
-    // processes writing there are gone before it is.
-    struct log_dir
-    {
-        std::string path;
-        bool keep = false;
-        log_dir()
-        {
-            char tmpl[] = "/tmp/redlock-faults-XXXXXX";
-            if (!::mkdtemp(tmpl))
-                throw std::system_error(errno, std::generic_category(), "mkdtemp");
-            path = tmpl;
-        }
-        ~log_dir()
-        {
-            std::error_code ec;
-            if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
-                std::filesystem::remove_all(path, ec);
-        }
-        log_dir(const log_dir&) = delete;
-        log_dir& operator=(const log_dir&) = delete;
-    };
-
+    // Declared first, so that the processes writing there are gone before it is.
     log_dir dir_;
     const scenario& s_;
     std::mt19937 rng_;
@@ -658,6 +678,13 @@ class run
     std::vector<std::string> problems_;
     std::vector<std::string> stray_;
     std::vector<std::string> notes_;
+    std::vector<std::pair<std::int64_t, std::int64_t>> windows_;
+    std::string summary_;
+
+  public:
+    // A line printed under the scenario's table row (e.g. rates).
+    void set_summary(std::string text) { summary_ = std::move(text); }
+    const std::string& summary() const { return summary_; }
 };
 
 // ---- engineered parts ----
@@ -777,6 +804,67 @@ void background_client_kill(run& r, steady::time_point until)
             rt::redis_command(r.node(i).port(), {"CLIENT", "KILL", "TYPE", "normal"});
         sleep_bounded(250ms, until);
     }
+}
+
+// ---- one node silent for a while ----
+//
+// A node that stops answering (SIGSTOP) while workers run: a minority, so the lock must stay
+// safe and keep being granted. Its rate may drop while the node is silent (requests to it
+// wait out their per-node deadline); the scenario prints the rates before, during and after
+// and asserts only safety and that acquisitions go on while the node is stopped.
+
+void background_one_node_stopped(run& r, steady::time_point until)
+{
+    const auto now = steady::now();
+    const auto span = until - now;
+    sleep_until(now + span / 4);
+    const std::size_t victim = r.random_nodes(1).front();
+    r.node(victim).pause();
+    const std::int64_t began = monotonic_ns();
+    r.note("node " + std::to_string(victim) + " stopped");
+    sleep_until(now + span * 3 / 4);
+    r.node(victim).resume();
+    r.fault_windows().emplace_back(began, monotonic_ns());
+    sleep_until(until);
+}
+
+std::vector<std::string> progress_while_stopped(run& r)
+{
+    std::int64_t stopped_ns = 0;
+    for (const auto& [b, e] : r.fault_windows())
+        stopped_ns += e - b;
+    const std::int64_t first = to_monotonic(r.start());
+    const std::int64_t last = to_monotonic(r.end());
+    std::size_t before = 0, during = 0, after = 0;
+    for (const auto& s : r.sections()) {
+        const bool in = std::any_of(
+            r.fault_windows().begin(), r.fault_windows().end(),
+            [&](const auto& w) { return s.start_ns >= w.first && s.start_ns < w.second; });
+        if (in)
+            ++during;
+        else if (!r.fault_windows().empty() && s.start_ns < r.fault_windows().front().first)
+            ++before;
+        else
+            ++after;
+    }
+    // Before: from the run's start to the first stop; after: the rest of the run.
+    const double before_s =
+        r.fault_windows().empty() ? 0 : (r.fault_windows().front().first - first) / 1e9;
+    const double during_s = static_cast<double>(stopped_ns) / 1e9;
+    const double after_s = static_cast<double>(last - first - stopped_ns) / 1e9 - before_s;
+    auto rate = [](std::size_t n, double secs) {
+        return secs > 0 ? std::to_string(static_cast<long>(static_cast<double>(n) / secs + 0.5))
+                        : std::string("-");
+    };
+    r.set_summary("acquisitions/s with every node up " + rate(before, before_s) +
+                  ", with one node stopped " + rate(during, during_s) + " (" +
+                  std::to_string(during) + " in " + std::to_string(stopped_ns / 1'000'000) +
+                  " ms), after it resumed " + rate(after, after_s));
+    if (r.fault_windows().empty())
+        return {"the node was never stopped"};
+    if (during == 0)
+        return {"no critical section began while one node of five was stopped"};
+    return {};
 }
 
 // ---- a fast clock on node 0 ----
@@ -977,6 +1065,11 @@ std::vector<scenario> scenarios()
                  });
              },
          .background = background_client_kill},
+        {.name = "node-stopped-a-while",
+         .expect = {.safe = true},
+         .duration = 6000ms,
+         .background = background_one_node_stopped,
+         .verify = progress_while_stopped},
         {.name = "fast-clock-1-of-5",
          .expect = {.safe = true},
          .expiry = 3000ms,  // the fast node keeps a key 300 ms: far longer than any section
@@ -1056,6 +1149,10 @@ void run_scenario(const std::string& name)
     }
     r.finish();
     problems.insert(problems.end(), r.problems().begin(), r.problems().end());
+    if (s.verify) {
+        auto more = s.verify(r);
+        problems.insert(problems.end(), more.begin(), more.end());
+    }
 
     if (std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
         std::cerr << s.name << ": logs in " << r.dir() << "\n";
@@ -1063,6 +1160,8 @@ void run_scenario(const std::string& name)
     auto violated = rf::violations(t, s.expect);
     const bool passed = problems.empty() && violated.empty();
     print_row(rf::table_row(s.name, s.expect, t, passed));
+    if (!r.summary().empty())
+        std::cout << "  " << r.summary() << "\n" << std::flush;
 
     for (const auto& p : problems)
         BOOST_ERROR(s.name << ": " << p);
@@ -1088,6 +1187,211 @@ void run_scenario(const std::string& name)
         BOOST_TEST_MESSAGE(d.str());
         std::cerr << d.str();
     }
+}
+
+// ---- scenarios with processes of their own ----
+
+std::string join_urls(const std::vector<std::unique_ptr<rt::redis_server>>& nodes)
+{
+    std::string urls;
+    for (const auto& n : nodes)
+        urls += (urls.empty() ? "" : ",") + n->url();
+    return urls;
+}
+
+// Reads `reader` until a line of `kind` appears and returns it; throws after `limit`, or when
+// the worker ends or reports a fatal error first.
+rf::log_line wait_line(log_reader& reader, worker_process& w, std::string_view kind, ms limit)
+{
+    const auto deadline = steady::now() + limit;
+    for (;;) {
+        for (const auto& text : reader.new_lines()) {
+            auto line = rf::parse_line(text);
+            if (line && line->kind == kind)
+                return *line;
+            if (line && line->kind == "fatal")
+                throw std::runtime_error("worker: " + text);
+        }
+        if (w.wait_exit(steady::now()))
+            throw std::runtime_error("worker ended (" + w.describe_status() + ") before its " +
+                                     std::string(kind) + " line");
+        if (steady::now() >= deadline)
+            throw std::runtime_error("no " + std::string(kind) + " line within " +
+                                     std::to_string(limit.count()) + " ms");
+        std::this_thread::sleep_for(poll_interval);
+    }
+}
+
+// A failed acquire must not leave its key behind on nodes that were silent while it ran. Three
+// nodes, two of them stopped (SIGSTOP) under a connected client: its attempt cannot reach a
+// quorum and fails, but its SET already sits in the stopped nodes' sockets and runs the moment
+// they continue. The client has to undo it then (its clean-up delete must follow the SET), or
+// the key blocks every other client for the whole expiry. Allowed: a second after resuming.
+constexpr ms leftover_allowance = 1000ms;
+// Far longer than the allowance, so that a key left behind is still there when checked.
+constexpr ms probe_expiry = 10000ms;
+
+void stalled_majority_leaves_no_key()
+{
+    log_dir dir;
+    std::vector<std::unique_ptr<rt::redis_server>> nodes;
+    for (int i = 0; i < 3; ++i)
+        nodes.push_back(std::make_unique<rt::redis_server>());
+    const std::string key = "lock:probe";
+    const std::string log = dir.path + "/probe.log";
+    log_reader reader(log);
+    worker_process w(0,
+                     {REDLOCK_FAULT_WORKER, "--id", "0", "--mode", "probe", "--nodes",
+                      join_urls(nodes), "--keys", key, "--expiry-ms",
+                      std::to_string(probe_expiry.count()), "--duration-ms", "60000"},
+                     log);
+    std::vector<std::string> problems;
+    std::vector<std::size_t> holding;
+    std::string outcome;
+    try {
+        wait_line(reader, w, "connected", ready_timeout);
+        nodes[1]->pause();
+        nodes[2]->pause();
+        w.signal(SIGUSR1);
+        const auto probe = wait_line(reader, w, "probe", resume_timeout);
+        outcome = std::string(probe.get("why").value_or("?"));
+        if (probe.get("acquired") != "0")
+            problems.push_back("the acquire succeeded with two of three nodes stopped");
+        nodes[1]->resume();
+        nodes[2]->resume();
+        const auto resumed = steady::now();
+        for (;;) {
+            holding.clear();
+            for (std::size_t i = 0; i < nodes.size(); ++i)
+                if (rt::redis_get(nodes[i]->port(), key))
+                    holding.push_back(i);
+            if (holding.empty() || steady::now() >= resumed + leftover_allowance)
+                break;
+            std::this_thread::sleep_for(poll_interval);
+        }
+        for (auto i : holding)
+            problems.push_back("node " + std::to_string(i) + " still holds " + key + " " +
+                               std::to_string(leftover_allowance.count()) +
+                               " ms after the nodes resumed (PTTL " +
+                               std::to_string(rt::redis_pttl(nodes[i]->port(), key)) +
+                               " ms): the failed acquire's SET outlived its clean-up");
+        w.signal(SIGTERM);
+        if (!w.wait_exit(steady::now() + exit_grace))
+            problems.push_back("the probe did not exit after SIGTERM");
+        else if (!w.exited_ok())
+            problems.push_back("the probe ended with " + w.describe_status());
+    } catch (const std::exception& e) {
+        problems.push_back(e.what());
+    }
+    std::cout << "stalled-majority-failed-acquire: 2 of 3 nodes stopped, acquire failed ("
+              << outcome << "); key left on " << holding.size() << " node(s) "
+              << leftover_allowance.count() << " ms after they resumed  "
+              << (problems.empty() ? "ok" : "FAIL") << "\n"
+              << std::flush;
+    if (!problems.empty())
+        dir.keep = true;
+    for (const auto& p : problems)
+        BOOST_ERROR("stalled-majority-failed-acquire: " << p << " (logs in " << dir.path << ")");
+}
+
+// Several processes, each with several waiters on one key, must share it: while one process's
+// waiters can hand the lock to each other, the others must still get their turns. With a 1 s
+// expiry, no process may hold the key through consecutive acquisitions for longer than one
+// expiry, and each must get at least a quarter of the mean share. An even share is 1; the
+// others' retries are random (the library's default delay, cut short by release
+// notifications), so shares over a few seconds spread well around it, but a process kept out
+// for most of the run falls far below a quarter.
+constexpr int sharing_processes = 4;
+constexpr int waiters_per_process = 3;
+constexpr ms sharing_expiry = 1000ms;
+constexpr ms sharing_duration = 5000ms;
+constexpr ms sharing_hold = 2ms;
+constexpr double least_fair_share = 0.25;
+
+void processes_share_one_key()
+{
+    const std::string name = "processes-share-a-key";
+    const ms duration = soak_requested() ? sharing_duration * 10 : sharing_duration;
+    log_dir dir;
+    std::vector<std::unique_ptr<rt::redis_server>> nodes;
+    for (int i = 0; i < 3; ++i)
+        nodes.push_back(std::make_unique<rt::redis_server>());
+    std::vector<std::string> logs;
+    std::vector<std::unique_ptr<worker_process>> workers;
+    for (int i = 0; i < sharing_processes; ++i) {
+        logs.push_back(dir.path + "/worker-" + std::to_string(i) + ".log");
+        workers.push_back(std::make_unique<worker_process>(
+            i,
+            std::vector<std::string>{REDLOCK_FAULT_WORKER, "--id", std::to_string(i), "--mode",
+                                     "waiters", "--waiters", std::to_string(waiters_per_process),
+                                     "--nodes", join_urls(nodes), "--keys", lock_keys.front(),
+                                     "--expiry-ms", std::to_string(sharing_expiry.count()),
+                                     "--work-ms", std::to_string(sharing_hold.count()),
+                                     "--duration-ms", std::to_string(duration.count())},
+            logs.back()));
+    }
+    std::vector<std::string> problems;
+    const auto deadline = steady::now() + duration + exit_grace;
+    for (auto& w : workers) {
+        if (!w->wait_exit(deadline))
+            problems.push_back("worker " + std::to_string(w->id()) + " did not exit in time");
+        else if (!w->exited_ok())
+            problems.push_back("worker " + std::to_string(w->id()) + ": " + w->describe_status());
+    }
+    std::vector<rf::section> sections;
+    std::size_t failures = 0;
+    for (std::size_t i = 0; i < logs.size(); ++i) {
+        log_reader reader(logs[i]);
+        for (const auto& text : reader.new_lines()) {
+            auto line = rf::parse_line(text);
+            if (!line)
+                continue;
+            if (line->kind == "section") {
+                if (auto s = rf::parse_section(*line, static_cast<int>(i)))
+                    sections.push_back(std::move(*s));
+                else
+                    problems.push_back("worker " + std::to_string(i) + " (bad): " + text);
+            } else if (line->kind == "acquire_failed") {
+                ++failures;
+            } else if (line->kind == "fatal") {
+                problems.push_back("worker " + std::to_string(i) + ": " + text);
+            }
+        }
+    }
+
+    const rf::expectation expect{.safe = true};
+    const rf::tally t = rf::count(sections, failures, {});
+    auto violated = rf::violations(t, expect);
+    const auto longest = rf::longest_same_process_run(sections);
+    const auto shares = rf::sections_per_process(sections, sharing_processes);
+    const double least = rf::least_share(shares);
+    const double longest_ms = longest ? static_cast<double>(longest->span_ns()) / 1e6 : 0.0;
+    if (longest && longest_ms > static_cast<double>(sharing_expiry.count()))
+        violated.push_back("process " + std::to_string(longest->worker) + " held the key " +
+                           std::to_string(longest->sections) + " times in a row for " +
+                           std::to_string(static_cast<long>(longest_ms)) +
+                           " ms, more than one expiry (" + std::to_string(sharing_expiry.count()) +
+                           " ms)");
+    if (least < least_fair_share)
+        violated.push_back("the least served process got " + std::to_string(least) +
+                           " of the mean share, less than " + std::to_string(least_fair_share));
+    const bool passed = problems.empty() && violated.empty();
+    print_row(rf::table_row(name, expect, t, passed));
+    std::string per;
+    for (auto n : shares)
+        per += (per.empty() ? "" : "/") + std::to_string(n);
+    std::cout << "  " << sharing_processes << " processes x " << waiters_per_process
+              << " waiters: acquisitions per process " << per << " (least / mean "
+              << static_cast<int>(least * 100 + 0.5) << "%), longest run by one process "
+              << (longest ? longest->sections : 0) << " acquisitions in "
+              << static_cast<long>(longest_ms) << " ms\n"
+              << std::flush;
+    if (!passed)
+        dir.keep = true;
+    for (const auto& p : problems)
+        BOOST_ERROR(name << ": " << p << " (logs in " << dir.path << ")");
+    for (const auto& v : violated)
+        BOOST_ERROR(name << ": " << v << " (logs in " << dir.path << ")");
 }
 
 }  // namespace
@@ -1125,6 +1429,18 @@ BOOST_AUTO_TEST_CASE(client_pause_command)
 BOOST_AUTO_TEST_CASE(client_kill_command)
 {
     run_scenario("client-kill");
+}
+BOOST_AUTO_TEST_CASE(one_node_stopped_for_a_while)
+{
+    run_scenario("node-stopped-a-while");
+}
+BOOST_AUTO_TEST_CASE(failed_acquire_on_a_stalled_majority_leaves_no_key)
+{
+    stalled_majority_leaves_no_key();
+}
+BOOST_AUTO_TEST_CASE(processes_with_several_waiters_share_a_key)
+{
+    processes_share_one_key();
 }
 BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
 {

@@ -187,3 +187,72 @@ BOOST_AUTO_TEST_CASE(table_rows_line_up_with_the_header)
     BOOST_TEST(row.find("3 (2)") != std::string::npos);
     BOOST_TEST(row.find(" ok\n") != std::string::npos);
 }
+
+namespace {
+
+section by_process(int worker, std::int64_t start, std::int64_t end, std::string key = "k")
+{
+    section s = make(std::move(key), "owner-" + std::to_string(start), start, end);
+    s.worker = worker;
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_sections_have_no_run)
+{
+    BOOST_TEST(!longest_same_process_run({}));
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_run_is_measured_in_time_not_in_sections)
+{
+    // Process 1 runs three short sections in a row; process 2 later runs two long ones.
+    const std::vector<section> s = {by_process(1, 0, 10),    by_process(1, 10, 20),
+                                    by_process(1, 20, 30),   by_process(0, 30, 40),
+                                    by_process(2, 40, 140),  by_process(2, 140, 240),
+                                    by_process(0, 240, 250), by_process(1, 250, 260)};
+    const auto run = longest_same_process_run(s);
+    BOOST_REQUIRE(run);
+    BOOST_TEST(run->worker == 2);
+    BOOST_TEST(run->sections == 2u);
+    BOOST_TEST(run->start_ns == 40);
+    BOOST_TEST(run->end_ns == 240);
+    BOOST_TEST(run->span_ns() == 200);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_follows_start_order_whatever_the_log_order)
+{
+    // Logs of several processes are concatenated: order by start before counting runs.
+    const std::vector<section> s = {by_process(0, 0, 10), by_process(0, 20, 30),
+                                    by_process(1, 10, 20), by_process(1, 30, 40)};
+    const auto run = longest_same_process_run(s);
+    BOOST_REQUIRE(run);
+    BOOST_TEST(run->sections == 1u);
+    BOOST_TEST(run->span_ns() == 10);
+}
+
+BOOST_AUTO_TEST_CASE(runs_are_per_key)
+{
+    // Process 0 alternates between keys while process 1 works on "b": on "a" it is alone.
+    const std::vector<section> s = {by_process(0, 0, 10, "a"), by_process(1, 5, 15, "b"),
+                                    by_process(0, 20, 30, "a"), by_process(1, 25, 35, "b")};
+    const auto run = longest_same_process_run(s);
+    BOOST_REQUIRE(run);
+    BOOST_TEST(run->key == "a");
+    BOOST_TEST(run->worker == 0);
+    BOOST_TEST(run->sections == 2u);
+    BOOST_TEST(run->span_ns() == 30);
+}
+
+BOOST_AUTO_TEST_CASE(shares_per_process)
+{
+    const std::vector<section> s = {by_process(0, 0, 1), by_process(0, 1, 2), by_process(0, 2, 3),
+                                    by_process(2, 3, 4), by_process(7, 4, 5)};
+    const auto counts = sections_per_process(s, 3);
+    BOOST_TEST(counts == (std::vector<std::size_t>{3, 0, 1}), boost::test_tools::per_element());
+    BOOST_TEST(least_share(counts) == 0.0);
+    BOOST_TEST(least_share({4, 2, 6}) == 0.5);
+    BOOST_TEST(least_share({5, 5}) == 1.0);
+    BOOST_TEST(least_share({}) == 0.0);
+    BOOST_TEST(least_share({0, 0}) == 0.0);
+}

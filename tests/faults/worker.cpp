@@ -16,6 +16,18 @@
 // Raising the stop here, rather than sending it from the driver, leaves no race about where
 // the process was when it stopped.
 //
+// Two more modes serve scenarios that need no resource server (--resource-port may be left
+// out for them):
+//
+//   --mode waiters --waiters N   N coroutines of this one client take turns on the first key
+//       of K, each re-acquiring right after its own release, until D ms have passed. Each
+//       critical section (a hold of W ms) is a `section` line with no fenced or shadow work, so
+//       that the driver sees which process held the key when, and for how long in a row.
+//   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
+//       one try_acquire of the first key of K, reported as a `probe` line (acquired=0 or 1,
+//       and the error). The client then stays up, so that whatever it still has to send to
+//       its nodes can go out, until SIGTERM or D ms.
+//
 // Exit status 0 after D ms, 1 on an unexpected failure (printed as a `fatal` line), 2 on bad
 // arguments.
 
@@ -28,6 +40,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -47,6 +60,7 @@
 #include <exception>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +88,8 @@ struct arguments
     std::chrono::milliseconds work{2};
     std::chrono::milliseconds duration{5000};
     unsigned seed = 0;
+    std::string mode = "sections";
+    int waiters = 1;
 };
 
 // One write(2) per line: the driver reads the log while the worker writes it, and must never
@@ -154,11 +170,19 @@ arguments parse(int argc, char** argv)
             a.duration = std::chrono::milliseconds(number(flag, value));
         else if (flag == "--seed")
             a.seed = static_cast<unsigned>(number(flag, value));
+        else if (flag == "--mode")
+            a.mode = std::string(value);
+        else if (flag == "--waiters")
+            a.waiters = static_cast<int>(number(flag, value));
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
-    if (a.nodes.empty() || a.keys.empty() || a.resource_port == 0)
-        usage("--nodes, --keys and --resource-port are required");
+    if (a.mode != "sections" && a.mode != "waiters" && a.mode != "probe")
+        usage("--mode is sections, waiters or probe");
+    if (a.nodes.empty() || a.keys.empty() || (a.mode == "sections" && a.resource_port == 0))
+        usage("--nodes, --keys and (in mode sections) --resource-port are required");
+    if (a.waiters < 1)
+        usage("--waiters wants at least 1");
     return a;
 }
 
@@ -294,6 +318,102 @@ asio::awaitable<totals> work(const arguments& a, redlock::client& client)
     co_return t;
 }
 
+// Mode waiters: one of `a.waiters` coroutines. It logs its sections; the counts go to `t`.
+asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, totals& t)
+{
+    const std::string& key = a.keys.front();
+    // A mutex per coroutine: each is an owner of its own, as separate threads of one program
+    // would be. The library's default retry delay, since that is what most callers run with.
+    auto m = client.make_mutex(
+        key, {.expiry = a.expiry, .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s)});
+    const auto deadline = std::chrono::steady_clock::now() + a.duration;
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        if (ec) {
+            ++t.acquire_failures;
+            emit("acquire_failed key=" + key + " code=" + std::to_string(ec.value()) +
+                 " why=" + one_line(ec.message()));
+            continue;
+        }
+        redlock::faults::section s;
+        s.key = key;
+        s.owner = g.value();
+        s.until_ns = to_monotonic_ns(g.until());
+        s.start_ns = monotonic_ns();
+        co_await pause_for(a.work);
+        s.end_ns = monotonic_ns();
+        emit(redlock::faults::format_section(s));
+        ++t.sections;
+        auto [rel_ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        if (rel_ec)
+            emit("release_failed key=" + key + " why=" + one_line(rel_ec.message()));
+        // No pause: acquiring again at once is what lets one process keep the key to itself.
+    }
+}
+
+asio::awaitable<totals> waiters(const arguments& a, redlock::client& client)
+{
+    auto ex = co_await asio::this_coro::executor;
+    totals t;
+    int running = a.waiters;
+    asio::steady_timer all_done(ex, std::chrono::steady_clock::time_point::max());
+    std::exception_ptr failure;
+    for (int i = 0; i < a.waiters; ++i)
+        asio::co_spawn(ex, take_turns(a, client, t), [&](std::exception_ptr e) {
+            if (e && !failure)
+                failure = e;
+            if (--running == 0)
+                all_done.cancel();
+        });
+    while (running > 0)
+        co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (failure)
+        std::rethrow_exception(failure);
+    co_return t;
+}
+
+// Mode probe: connects, reports `connected` and waits for SIGUSR1 (the driver faults the
+// nodes in between: they fail under a client that is already connected, not before it
+// connects); then one attempt, reported; then the client stays up until SIGTERM or the
+// duration.
+asio::awaitable<totals> probe(const arguments& a, redlock::client& client)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::signal_set terminate(ex, SIGTERM);
+    asio::signal_set go(ex, SIGUSR1);
+    // Bounds the whole probe, should the driver never send its signals.
+    asio::steady_timer limit(ex, a.duration);
+    limit.async_wait([&](const boost::system::error_code& e) {
+        if (!e) {
+            go.cancel();
+            terminate.cancel();
+        }
+    });
+    {
+        auto warm = client.make_mutex(a.keys.front() + ":connect", {.expiry = a.expiry});
+        auto g = co_await warm.acquire();
+        co_await g.release();
+    }
+    emit("connected");
+    auto [go_ec, go_signal] = co_await go.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (go_ec)
+        throw std::runtime_error("no SIGUSR1 within the duration");
+    auto m = client.make_mutex(a.keys.front(), {.expiry = a.expiry});
+    auto [ec, g] = co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    emit("probe key=" + a.keys.front() + " acquired=" + (ec ? "0" : "1") +
+         " code=" + std::to_string(ec.value()) + " why=" + one_line(ec.message()));
+    totals t;
+    if (ec)
+        ++t.acquire_failures;
+    else
+        ++t.sections;
+    co_await terminate.async_wait(asio::as_tuple(asio::use_awaitable));
+    limit.cancel();
+    if (g.owns_lock())
+        co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+    co_return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -320,7 +440,12 @@ int main(int argc, char** argv)
             io,
             [&]() -> asio::awaitable<void> {
                 try {
-                    result = co_await work(a, client);
+                    if (a.mode == "waiters")
+                        result = co_await waiters(a, client);
+                    else if (a.mode == "probe")
+                        result = co_await probe(a, client);
+                    else
+                        result = co_await work(a, client);
                 } catch (...) {
                     failure = std::current_exception();
                 }
