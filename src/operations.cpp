@@ -545,6 +545,8 @@ class wake_on_release
     }
     /// Around the retry pause.
     void pausing(bool p) { waiter_.pausing = p && watching_; }
+    /// The pause's wait ended because the client moved its end (a yield): wait again.
+    bool rescheduled() { return std::exchange(waiter_.rescheduled, false); }
     /// An attempt begins: a wake-up that led here has been used.
     void attempting() { waiter_.woken = false; }
     /// True when the client holds its writes for this attempt (a hand-off): the attempt's
@@ -572,7 +574,9 @@ round handing_off(const lock_state& l)
     if (!m.opts.reentrant) {
         const bool hold = m.keys.size() == 1;
         for (const std::string& key : m.keys) {
-            if (m.client->waiters->hand_off(key, l.value, hold) && hold) {
+            if (m.client->waiters->hand_off(key, l.value, hold, clock::now(),
+                                            longest_run(m.opts.expiry)) &&
+                hold) {
                 hold_writes(m.client->nodes);
                 announce = false;
             }
@@ -691,7 +695,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                     start_watch(l);
                 }
                 m->set_report(rep);
-                c->waiters->granted(m->keys);
+                c->waiters->granted(m->keys, start);
                 co_return guard_result{error_code{}, guard(std::move(l))};
             }
 
@@ -735,6 +739,9 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             pause.expires_after(delay);
             wake.pausing(true);
             co_await pause.async_wait(asio::as_tuple(use_awaitable));
+            while (wake.rescheduled()) {
+                co_await pause.async_wait(asio::as_tuple(use_awaitable));
+            }
             wake.pausing(false);
         }
         if (cancelled(cs)) {

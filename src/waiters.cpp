@@ -61,6 +61,7 @@ void waiter_queue::wake(waiter& w)
     // message before then must not wake another waiter as well.
     w.pausing = false;
     w.woken = true;
+    w.rescheduled = false;
     w.timer->cancel();
 }
 
@@ -75,11 +76,33 @@ waiter* waiter_queue::wake_first_pausing(queue& q)
     return nullptr;
 }
 
-waiter* waiter_queue::hand_off(std::string_view key, std::string_view value, bool hold_writes)
+waiter* waiter_queue::hand_off(std::string_view key, std::string_view value, bool hold_writes,
+                               std::chrono::steady_clock::time_point now,
+                               std::chrono::steady_clock::duration max_run)
 {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) {
         return nullptr;
+    }
+    queue& q = it->second;
+    if (q.ours && now - q.run_started >= max_run) {
+        q.ours = false;
+        q.yielding = true;
+        q.answer(value);
+        for (waiter* w : q.waiters) {
+            if (w->pausing) {
+                const auto retry_at = now + yield_courtesy;
+                if (w->timer->expiry() > retry_at) {
+                    w->rescheduled = true;
+                    w->timer->expires_at(retry_at);  // cancels the wait under way
+                }
+                break;
+            }
+        }
+        return nullptr;
+    }
+    if (!q.ours) {
+        q.run_started = now;
     }
     waiter* w = wake_first_pausing(it->second);
     if (w) {
@@ -101,6 +124,7 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
     }
     queue& q = it->second;
     q.ours = false;  // another owner's release, or one of ours that nobody here took over
+    q.yielding = false;
     bool attempting = false;
     for (waiter* w : q.waiters) {
         if (!w->pausing) {
@@ -115,11 +139,17 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
     return woken;
 }
 
-void waiter_queue::granted(const std::vector<std::string>& keys)
+void waiter_queue::granted(const std::vector<std::string>& keys,
+                           std::chrono::steady_clock::time_point now)
 {
     for (const std::string& key : keys) {
         if (auto it = by_key_.find(key); it != by_key_.end()) {
-            it->second.ours = true;
+            queue& q = it->second;
+            if (!q.ours) {
+                q.run_started = now;
+            }
+            q.ours = true;
+            q.yielding = false;
         }
     }
 }
@@ -137,7 +167,7 @@ bool waiter_queue::ours(const std::vector<std::string>& keys) const
 {
     return std::any_of(keys.begin(), keys.end(), [this](const std::string& key) {
         auto it = by_key_.find(key);
-        return it != by_key_.end() && it->second.ours;
+        return it != by_key_.end() && (it->second.ours || it->second.yielding);
     });
 }
 

@@ -6,6 +6,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <string_view>
@@ -34,7 +35,25 @@ struct waiter
     /// While it holds writes: the owner value of the release handed to it, which was sent
     /// without its message.
     std::string handed_value;
+    /// Its pause was moved to end earlier (see `waiter_queue::hand_off`): the wake-up that
+    /// ended the pause's first wait was the move, not a release.
+    bool rescheduled = false;
 };
+
+/// How long a client may keep a contended lock through consecutive hand-offs between its own
+/// acquires: a quarter of the expiry, so that waiters of other clients (which only hear of
+/// the lock when it is released for real) wait for about that long at most, while a client
+/// alone loses a message round trip once per run.
+inline std::chrono::steady_clock::duration longest_run(std::chrono::milliseconds expiry)
+{
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(expiry) / 4;
+}
+
+/// How long a yielding client (see `waiter_queue::hand_off`) leaves the lock to other
+/// clients' waiters before its own try again: a few loopback round trips, enough for a
+/// woken waiter elsewhere to have its attempt answered; a client alone loses this once per
+/// run.
+inline constexpr std::chrono::milliseconds yield_courtesy{10};
 
 /// On the client's strand.
 class waiter_queue
@@ -52,7 +71,18 @@ class waiter_queue
     /// that is pausing, so that its attempt is written right behind the release on every
     /// connection. Returns it. With `hold_writes`, the client holds its writes for that
     /// waiter (see `waiter::holds_writes`).
-    waiter* hand_off(std::string_view key, std::string_view value, bool hold_writes);
+    ///
+    /// Unless the client has held the key through consecutive acquisitions for `max_run`
+    /// or longer (by `now`): a hand-off keeps the key from ever being free, so other
+    /// clients' waiters would never get it. The client then yields: it wakes nobody
+    /// (returns null), the release goes out for real, with its message, and its own
+    /// waiters ignore that message: other clients' waiters get a head start. Its
+    /// longest-waiting waiter tries again after `yield_courtesy` if no other owner's
+    /// release wakes it first, and new acquires join the line meanwhile (`ours`).
+    waiter* hand_off(
+        std::string_view key, std::string_view value, bool hold_writes,
+        std::chrono::steady_clock::time_point now = {},
+        std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
     /// A node said that `key`, held as `value`, was released. Each node of the lock sends
     /// such a message, some of them late: only the first for a given release counts, and
     /// those of a release this client handed off do not count at all. If one of the key's
@@ -60,15 +90,18 @@ class waiter_queue
     /// release; if none is, the longest-waiting pausing waiter is woken. Returns it.
     waiter* released(std::string_view key, std::string_view value);
 
-    /// An acquire of this client got `keys`.
-    void granted(const std::vector<std::string>& keys);
+    /// An acquire of this client got `keys` at `now`.
+    void granted(const std::vector<std::string>& keys,
+                 std::chrono::steady_clock::time_point now = {});
     /// An attempt of this client on `keys` failed.
     void attempt_failed(const std::vector<std::string>& keys);
     /// Whether one of `keys` is held by an acquire of this client, or being handed to one,
-    /// while others of its acquires wait for it: a new acquire then joins the line instead
-    /// of making an attempt that would fail. Only as good as what the client has seen: a
-    /// lock of this client that expired unreleased still looks held until a failed attempt
-    /// or another owner's release says otherwise, which costs a new acquire one retry delay.
+    /// while others of its acquires wait for it, or the client yields it (see `hand_off`):
+    /// a new acquire then joins the line instead of making an attempt that would fail (or
+    /// that would win by being written right behind the release). Only as good as what the client
+    /// has seen: a lock of this client that expired unreleased still looks held until a failed
+    /// attempt or another owner's release says otherwise, which costs a new acquire one retry
+    /// delay.
     bool ours(const std::vector<std::string>& keys) const;
 
     std::size_t waiting(std::string_view key) const;
@@ -89,6 +122,12 @@ class waiter_queue
         bool was_answered(std::string_view value) const;
         /// See `ours`.
         bool ours = false;
+        /// Since when the client has held the key through consecutive acquisitions (while
+        /// `ours`), for the bound on hand-offs.
+        std::chrono::steady_clock::time_point run_started{};
+        /// The client released the key for real after a long run (see `hand_off`), and no
+        /// release has been seen since.
+        bool yielding = false;
     };
     waiter* wake_first_pausing(queue& q);
 

@@ -253,4 +253,49 @@ BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
     BOOST_TEST(w.missed);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_long_run_of_hand_offs_ends_in_a_yield, three_waiters)
+{
+    using namespace std::chrono_literals;
+    const auto t0 = std::chrono::steady_clock::now();
+    pause_all();
+    // The client got the key at t0 and hands it on within the run's bound.
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v1", false, t0 + 100ms, 250ms) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    took_the_lock(0);
+    // Past the bound: nobody of this client is woken, and the client yields the key.
+    BOOST_TEST(queue.hand_off("k", "v2", false, t0 + 300ms, 250ms) == nullptr);
+    BOOST_TEST(queue.ours({"k"}));  // new acquires of this client join the line
+    // The longest-waiting waiter's pause now ends after the courtesy, not in an hour; the
+    // wait under way ended only because of the move.
+    BOOST_TEST(waiters[1].rescheduled);
+    BOOST_TEST((timers[1].expiry() == t0 + 300ms + yield_courtesy));
+    BOOST_TEST(!waiters[2].rescheduled);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(waiters[1].pausing);
+    // Its own release's messages do not wake this client's waiters.
+    BOOST_TEST(queue.released("k", "v2") == nullptr);
+    // Another owner's release does, and ends the yield.
+    waiters[1].rescheduled = false;
+    pause(1);
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(!queue.ours({"k"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_run_counts_from_the_grant_and_restarts_with_the_next_one, three_waiters)
+{
+    using namespace std::chrono_literals;
+    const auto t0 = std::chrono::steady_clock::now();
+    pause_all();
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v1", false, t0 + 300ms, 250ms) == nullptr);  // yields
+    run();
+    // Another client held it meanwhile; this client's next grant starts a new run.
+    BOOST_TEST(queue.released("k", "theirs") != nullptr);
+    run();
+    queue.granted({"k"}, t0 + 400ms);
+    BOOST_TEST(queue.hand_off("k", "v2", false, t0 + 500ms, 250ms) != nullptr);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
