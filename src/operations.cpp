@@ -263,11 +263,19 @@ stored_report::stored_report(const report& r) : attempts_(r.attempts)
         const auto us =
             std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
         nodes_.push_back(node{static_cast<std::uint32_t>(us), o.status});
-        if (!o.detail.empty() || o.fencing_token != 0) {
+        if (o.status == node_status::abandoned) {
+            auto known = std::find(abandoned_details.begin(), abandoned_details.end(), o.detail);
+            if (known != abandoned_details.end()) {
+                nodes_.back().abandoned_detail =
+                    static_cast<std::uint8_t>(1 + (known - abandoned_details.begin()));
+            }
+        }
+        const bool rare_detail = !o.detail.empty() && nodes_.back().abandoned_detail == 0;
+        if (rare_detail || o.fencing_token != 0) {
             if (!rare_) {
                 rare_ = std::make_unique<rare>();
             }
-            if (!o.detail.empty()) {
+            if (rare_detail) {
                 rare_->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
             }
             if (o.fencing_token != 0) {
@@ -289,6 +297,9 @@ report stored_report::expand(const client_impl& c) const
         }
         o.status = nodes_[i].status;
         o.latency = std::chrono::microseconds(nodes_[i].latency_us);
+        if (nodes_[i].abandoned_detail != 0) {
+            o.detail = abandoned_details[nodes_[i].abandoned_detail - 1];
+        }
     }
     if (rare_) {
         for (const auto& [i, detail] : rare_->details) {

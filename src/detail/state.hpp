@@ -48,6 +48,9 @@ class stored_report
     {
         std::uint32_t latency_us = 0;
         node_status status = node_status::abandoned;
+        /// 1 + the index of its detail in `abandoned_details` (quorum.hpp), 0 for none: the
+        /// nodes a round did not wait for are common, their details few and fixed.
+        std::uint8_t abandoned_detail = 0;
     };
     struct rare
     {

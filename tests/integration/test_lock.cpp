@@ -26,6 +26,12 @@ BOOST_FIXTURE_TEST_CASE(acquire_sets_the_key_everywhere_and_release_deletes_it, 
         BOOST_TEST((g.until() > steady::now() && g.until() <= before + 10s));
         // Acquire completes at a quorum; every node that said ok holds our value and TTL.
         BOOST_TEST(g.last_report().count(node_status::ok) >= 3u);
+        for (const node_outcome& o : g.last_report().nodes) {
+            if (o.status == node_status::abandoned) {  // and says why
+                BOOST_TEST(o.detail ==
+                           "not awaited: the outcome was decided by a quorum of the other nodes");
+            }
+        }
         for (std::size_t i = 0; i < 5; ++i) {
             if (g.last_report().nodes[i].status == node_status::ok) {
                 BOOST_TEST((value_on(i, "order:42") == g.value()));
