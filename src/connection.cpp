@@ -132,7 +132,9 @@ void connection::gave_up(bool timed_out)
     // than queue behind it forever. Not at once, though: the clean-up of a request that just
     // timed out is queued in the same turn of the strand, and it must go out on this socket,
     // behind that request. A fresh socket would not order it: a stopped server that resumes
-    // may run the clean-up first and the request it undoes after it.
+    // may run the clean-up first and the request it undoes after it. (Only what was written
+    // by then counts: while a write waits for a server that stopped reading, what is queued
+    // behind it cannot reach the server anyway.)
     if (!stuck_check_posted_ && looks_stuck()) {
         stuck_check_posted_ = true;
         asio::post(strand_, [self = shared_from_this(), g = generation_] {
@@ -144,14 +146,18 @@ void connection::gave_up(bool timed_out)
     }
 }
 
-bool connection::looks_stuck() const
+bool connection::looks_stuck()
 {
     // Only worth looking when there are as many requests given up, queued or in flight, as
-    // in flight.
-    const auto gone = [](const entry& e) { return e.given_up(); };
-    return !in_flight_.empty() && given_up_ >= in_flight_.size() &&
-           std::all_of(in_flight_.begin(), in_flight_.end(), gone) &&
-           std::all_of(write_queue_.begin(), write_queue_.end(), gone);
+    // in flight. A request given up stays given up, so the scan resumes where it stopped:
+    // with a stopped server, thousands of requests may be in flight.
+    if (in_flight_.empty() || given_up_ < in_flight_.size()) {
+        return false;
+    }
+    while (given_up_prefix_ < in_flight_.size() && in_flight_[given_up_prefix_].given_up()) {
+        ++given_up_prefix_;
+    }
+    return given_up_prefix_ == in_flight_.size();
 }
 
 namespace {
@@ -379,6 +385,9 @@ void connection::deliver(resp::reply reply)
 {
     entry e = std::move(in_flight_.front());
     in_flight_.pop_front();
+    if (given_up_prefix_ > 0) {
+        --given_up_prefix_;
+    }
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
     // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
     // written since: only a flush in mid-connection leads here.)
@@ -436,6 +445,7 @@ void connection::fail_connection(const std::string& why)
     writing_ = false;
     reading_ = false;
     given_up_ = 0;
+    given_up_prefix_ = 0;
     decoder_.reset();
     if (state_ != state::closed) {
         state_ = state::disconnected;

@@ -141,7 +141,7 @@ class connection : public std::enable_shared_from_this<connection>
     void deliver(resp::reply reply);
     void complete(entry& e, exec_result result);
     void fail_connection(const std::string& why);
-    bool looks_stuck() const;
+    bool looks_stuck();
 
     boost::asio::any_io_executor strand_;
     node endpoint_;
@@ -154,6 +154,8 @@ class connection : public std::enable_shared_from_this<connection>
     std::uint64_t generation_ = 0;
     /// Requests queued or in flight that their owners gave up.
     std::size_t given_up_ = 0;
+    /// How many requests at the front of `in_flight_` are known to be given up.
+    std::size_t given_up_prefix_ = 0;
     bool writing_ = false;
     bool stuck_check_posted_ = false;
     /// The scripts (`command::script`) sent as EVAL on this socket.
