@@ -136,8 +136,14 @@ BOOST_AUTO_TEST_CASE(one_misconfigured_node_of_three_leaves_a_quorum_that_locks)
     BOOST_TEST(!ec);
     BOOST_TEST(g.owns_lock());
     const report rep = g.last_report();
-    BOOST_TEST(rep.nodes.at(0).status == node_status::error);
-    BOOST_TEST(contains(rep.nodes.at(0).detail, "WRONGPASS"), rep.nodes.at(0).detail);
+    // The acquire completes once the two good nodes granted it: the third is reported with
+    // its cause if its handshake failed by then, or as not awaited.
+    if (rep.nodes.at(0).status == node_status::abandoned) {
+        BOOST_TEST(contains(rep.nodes.at(0).detail, "not awaited"), rep.nodes.at(0).detail);
+    } else {
+        BOOST_TEST(rep.nodes.at(0).status == node_status::error);
+        BOOST_TEST(contains(rep.nodes.at(0).detail, "WRONGPASS"), rep.nodes.at(0).detail);
+    }
     BOOST_TEST(rep.count(node_status::ok) == 2u);
     BOOST_TEST((redis_get(good[0].port(), "mixed") == g.value()));
 }
