@@ -255,7 +255,7 @@ std::string validate(const config& cfg)
             return where + " has neither a host nor a unix socket path";
         }
         if (std::string why = bad_host(n.host); n.unix_path.empty() && !why.empty()) {
-            return where + ": " + why;
+            return where.append(": ").append(why);
         }
         if (n.unix_path.empty() && n.port == 0) {
             return where + " (" + printable(n.endpoint()) + ") has port 0";
