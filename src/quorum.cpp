@@ -141,7 +141,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     void continue_in_background(const std::vector<std::shared_ptr<connection>>& nodes)
     {
         background->begin();
-        tail_nodes = nodes;
+        tail_nodes.assign(nodes.begin(), nodes.end());
         rule = stop_rule::all_answered;
         wait_in_background();
     }
@@ -156,8 +156,14 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
                 return;
             }
             for (std::size_t i = 0; i < self->tail_nodes.size(); ++i) {
-                if (self->pending[i]) {
-                    self->time_out(i, *self->tail_nodes[i]);
+                if (!self->pending[i]) {
+                    continue;
+                }
+                if (auto node = self->tail_nodes[i].lock()) {
+                    self->time_out(i, *node);
+                } else {
+                    self->pending[i] = 0;
+                    --self->remaining;
                 }
             }
             self->tail_nodes.clear();
@@ -179,8 +185,10 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     clock::time_point deadline;
     asio::steady_timer wake;
     bool waiting = false;
-    // While the round goes on in the background: the nodes its requests went to.
-    std::vector<std::shared_ptr<connection>> tail_nodes;
+    // While the round goes on in the background: the nodes its requests went to. Weak: the
+    // connections hold the round while its requests are pending, and a cycle would keep both
+    // alive when the io_context is destroyed with the round under way.
+    std::vector<std::weak_ptr<connection>> tail_nodes;
 };
 
 // See `round::resumes_held_writes`.

@@ -149,6 +149,17 @@ struct test_certificates
     ~test_certificates() { std::filesystem::remove_all(dir); }
 };
 
+/// The arguments of a redis-server that speaks TLS only, on `tls_port`, with `certs`' server
+/// certificate, and does not ask clients for theirs.
+inline std::vector<std::string> tls_only(const test_certificates& certs, std::uint16_t tls_port)
+{
+    return {"--tls-port",         std::to_string(tls_port),
+            "--tls-cert-file",    certs.dir + "/server.crt",
+            "--tls-key-file",     certs.dir + "/server.key",
+            "--tls-ca-cert-file", certs.dir + "/ca.crt",
+            "--tls-auth-clients", "no"};
+}
+
 inline std::chrono::milliseconds since(steady::time_point t)
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t);

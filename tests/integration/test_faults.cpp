@@ -332,9 +332,7 @@ BOOST_AUTO_TEST_CASE(rediss_nodes_lock_over_tls_and_bad_certificates_are_reporte
 {
     test_certificates certs;
     const std::uint16_t tls_port = unused_loopback_port();
-    redis_server node({"--tls-port", std::to_string(tls_port), "--tls-cert-file",
-                       certs.dir + "/server.crt", "--tls-key-file", certs.dir + "/server.key",
-                       "--tls-ca-cert-file", certs.dir + "/ca.crt", "--tls-auth-clients", "no"});
+    redis_server node(tls_only(certs, tls_port));
     const std::string url = "rediss://127.0.0.1:" + std::to_string(tls_port);
     asio::io_context io;
     {

@@ -104,9 +104,7 @@ BOOST_AUTO_TEST_CASE(a_plain_url_for_a_tls_port_stops_acquire_after_one_attempt)
 {
     test_certificates certs;
     const std::uint16_t tls_port = unused_loopback_port();
-    redis_server node({"--tls-port", std::to_string(tls_port), "--tls-cert-file",
-                       certs.dir + "/server.crt", "--tls-key-file", certs.dir + "/server.key",
-                       "--tls-ca-cert-file", certs.dir + "/ca.crt", "--tls-auth-clients", "no"});
+    redis_server node(tls_only(certs, tls_port));
     asio::io_context io;
     expect_misconfigured(io, config::from_urls({port_url("redis", tls_port)}),
                          "a plain URL (redis://) for a TLS port?");
