@@ -558,6 +558,8 @@ class wake_on_release
     void pausing(bool p) { waiter_.pausing = p && watching_; }
     /// The pause's wait ended because the client moved its end (a yield): wait again.
     bool rescheduled() { return std::exchange(waiter_.rescheduled, false); }
+    /// The pause ended because another owner's release was seen on a node.
+    bool woken_by_release_message() { return std::exchange(waiter_.by_release_message, false); }
     /// An attempt begins: a wake-up that led here has been used.
     void attempting() { waiter_.woken = false; }
     /// True when the client holds its writes for this attempt (a hand-off): the attempt's
@@ -746,7 +748,8 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         if (clock::now() + delay >= give_up_at) {
             break;
         }
-        if (!wake.missed_a_release()) {
+        bool after_release = wake.missed_a_release();
+        if (!after_release) {
             pause.expires_after(delay);
             wake.pausing(true);
             co_await pause.async_wait(asio::as_tuple(use_awaitable));
@@ -754,6 +757,12 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 co_await pause.async_wait(asio::as_tuple(use_awaitable));
             }
             wake.pausing(false);
+            after_release = wake.woken_by_release_message();
+        }
+        if (after_release && !cancelled(cs)) {
+            // Other clients' waiters heard of the same release: see release_wake_spread.
+            pause.expires_after(random_release_wake_delay());
+            co_await pause.async_wait(asio::as_tuple(use_awaitable));
         }
         if (cancelled(cs)) {
             co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};

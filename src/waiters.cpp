@@ -1,8 +1,17 @@
 #include "detail/waiters.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace redlock::detail {
+
+std::chrono::microseconds random_release_wake_delay()
+{
+    thread_local std::mt19937 engine{std::random_device{}()};
+    std::uniform_int_distribution<std::chrono::microseconds::rep> us(0,
+                                                                     release_wake_spread.count());
+    return std::chrono::microseconds{us(engine)};
+}
 
 void waiter_queue::enter(const std::string& key, waiter& w)
 {
@@ -21,12 +30,16 @@ bool waiter_queue::leave(std::string_view key, waiter& w)
         by_key_.erase(it);
     } else if (w.woken || w.holds_writes) {
         next = wake_first_pausing(it->second);
+        if (next) {
+            next->by_release_message = w.by_release_message;
+        }
     }
     if (!w.holds_writes) {
         return false;
     }
     w.holds_writes = false;
     if (next) {
+        next->by_release_message = false;
         next->holds_writes = true;
         next->handed_value = std::move(w.handed_value);
         return false;
@@ -62,6 +75,7 @@ void waiter_queue::wake(waiter& w)
     w.pausing = false;
     w.woken = true;
     w.rescheduled = false;
+    w.by_release_message = false;
     w.timer->cancel();
 }
 
@@ -133,6 +147,9 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
         }
     }
     waiter* woken = attempting ? nullptr : wake_first_pausing(q);
+    if (woken) {
+        woken->by_release_message = true;
+    }
     if (attempting || woken) {
         q.answer(value);
     }

@@ -38,6 +38,9 @@ struct waiter
     /// Its pause was moved to end earlier (see `waiter_queue::hand_off`): the wake-up that
     /// ended the pause's first wait was the move, not a release.
     bool rescheduled = false;
+    /// Woken by another owner's release (a node's message), not handed the lock by this
+    /// client: its attempt waits a random moment first (`release_wake_spread`).
+    bool by_release_message = false;
 };
 
 /// How long a client may keep a contended lock through consecutive hand-offs between its own
@@ -54,6 +57,20 @@ inline std::chrono::steady_clock::duration longest_run(std::chrono::milliseconds
 /// woken waiter elsewhere to have its attempt answered; a client alone loses this once per
 /// run.
 inline constexpr std::chrono::milliseconds yield_courtesy{10};
+
+/// A release's message reaches the clients that wait for the key in the same order every
+/// time (Redis writes a channel's messages in subscription order), so the clients woken
+/// together would race for the key with the same one always ahead: with a client that hands
+/// the key between its own acquires, two clients could share the key while others starve.
+/// Like a retry after a failed attempt (Redlock's random delay, which desynchronises
+/// contenders), an attempt prompted by a release first waits a random moment up to this
+/// long: longer than the spread of the message's arrival on loopback, and short beside a
+/// retry delay. Several woken clients pay only the smallest of their waits, about this
+/// divided by their number plus one.
+inline constexpr std::chrono::microseconds release_wake_spread{1000};
+
+/// A random moment in [0, release_wake_spread], for the wait above.
+std::chrono::microseconds random_release_wake_delay();
 
 /// On the client's strand.
 class waiter_queue

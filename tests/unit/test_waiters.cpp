@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -118,6 +119,43 @@ BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_wai
     // A release by another owner is a new one.
     BOOST_TEST(queue.released("k", "later") == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
+}
+
+// Other clients hear of a release together: the attempt it prompts is spread (see
+// release_wake_spread); a hand-off within the client is not.
+BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_another_owners_release_is_spread, three_waiters)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
+    BOOST_TEST(!waiters[0].by_release_message);
+    BOOST_TEST(run() == std::vector<int>{0});
+    took_the_lock(0);
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
+    BOOST_TEST(waiters[1].by_release_message);
+    BOOST_TEST(run() == std::vector<int>{1});
+    // Waiter 1 leaves before its attempt: the next in line takes its turn, spread as well.
+    queue.leave("k", waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{2});
+    BOOST_TEST(waiters[2].by_release_message);
+    // A later wake-up by a hand-off is not spread, whatever woke the waiter before.
+    waiters[2].woken = false;
+    pause(2);
+    BOOST_TEST(queue.hand_off("k", "mine again", false) == &waiters[2]);
+    BOOST_TEST(!waiters[2].by_release_message);
+}
+
+BOOST_AUTO_TEST_CASE(the_spread_of_a_release_wake_up_is_random_and_bounded)
+{
+    std::vector<std::chrono::microseconds> seen;
+    for (int i = 0; i < 200; ++i) {
+        const auto d = random_release_wake_delay();
+        BOOST_TEST(d.count() >= 0);
+        BOOST_TEST(d <= release_wake_spread);
+        seen.push_back(d);
+    }
+    std::sort(seen.begin(), seen.end());
+    // Uniform over a thousand microseconds: 200 draws do not all fall in a tenth of it.
+    BOOST_TEST((seen.back() - seen.front()) > release_wake_spread / 10);
 }
 
 BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, three_waiters)
