@@ -1,6 +1,10 @@
 #include <redlock/observability.hpp>
 #include <redlock/report.hpp>
 
+#include "detail/client_impl.hpp"
+#include "detail/quorum.hpp"
+#include "detail/stored_report.hpp"
+
 #include <algorithm>
 
 namespace redlock {
@@ -83,5 +87,68 @@ std::string report::to_string() const
     }
     return out;
 }
+
+// ---- stored_report ----
+
+namespace detail {
+
+stored_report::stored_report(const report& r) : attempts_(r.attempts)
+{
+    nodes_.reserve(r.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const node_outcome& o = r.nodes[i];
+        const auto us =
+            std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
+        nodes_.push_back(node{static_cast<std::uint32_t>(us), o.status});
+        if (o.status == node_status::abandoned) {
+            auto known = std::find(abandoned_details.begin(), abandoned_details.end(), o.detail);
+            if (known != abandoned_details.end()) {
+                nodes_.back().abandoned_detail =
+                    static_cast<std::uint8_t>(1 + (known - abandoned_details.begin()));
+            }
+        }
+        const bool rare_detail = !o.detail.empty() && nodes_.back().abandoned_detail == 0;
+        if (rare_detail || o.fencing_token != 0) {
+            if (!rare_) {
+                rare_ = std::make_unique<rare>();
+            }
+            if (rare_detail) {
+                rare_->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
+            }
+            if (o.fencing_token != 0) {
+                rare_->tokens.emplace_back(static_cast<std::uint32_t>(i), o.fencing_token);
+            }
+        }
+    }
+}
+
+report stored_report::expand(const client_impl& c) const
+{
+    report r;
+    r.attempts = attempts_;
+    r.nodes.resize(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        node_outcome& o = r.nodes[i];
+        if (i < c.nodes.size()) {
+            o.endpoint = c.nodes[i]->name();
+        }
+        o.status = nodes_[i].status;
+        o.latency = std::chrono::microseconds(nodes_[i].latency_us);
+        if (nodes_[i].abandoned_detail != 0) {
+            o.detail = abandoned_details[nodes_[i].abandoned_detail - 1];
+        }
+    }
+    if (rare_) {
+        for (const auto& [i, detail] : rare_->details) {
+            r.nodes[i].detail = detail;
+        }
+        for (const auto& [i, token] : rare_->tokens) {
+            r.nodes[i].fencing_token = token;
+        }
+    }
+    return r;
+}
+
+}  // namespace detail
 
 }  // namespace redlock

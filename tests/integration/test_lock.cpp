@@ -191,7 +191,9 @@ BOOST_FIXTURE_TEST_CASE(release_never_deletes_another_owners_key, five_nodes)
         BOOST_TEST(ec == redlock::error::not_held);
         // Decided as soon as a quorum can no longer confirm the release.
         BOOST_TEST(first.last_report().count(node_status::taken) >= 3u);
-        BOOST_TEST(first.last_report().count(node_status::ok) == 0u);
+        // Only where the second owner does not hold the key: there the first one's key may
+        // not have expired yet when the release came.
+        BOOST_TEST(first.last_report().count(node_status::ok) <= 5u - held_before);
         BOOST_TEST(holding("expiring", second.value()) == held_before);
         co_return 0;
     }());

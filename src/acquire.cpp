@@ -1,0 +1,313 @@
+// acquire and try_acquire: attempts on every node, retries, wake-ups by releases, hand-offs
+// between the client's own acquires, and the fencing token's write-back.
+
+#include <redlock/error.hpp>
+#include <redlock/guard.hpp>
+#include <redlock/mutex.hpp>
+
+#include "detail/client_impl.hpp"
+#include "detail/lock_rounds.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/misconfiguration.hpp"
+#include "detail/owner_value.hpp"
+#include "detail/quorum.hpp"
+#include "detail/scripts.hpp"
+#include "detail/spawn.hpp"
+#include "detail/waiters.hpp"
+#include "detail/watchdog.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+
+namespace {
+
+guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
+{
+    m->set_report(rep);
+    auto l = std::make_shared<lock_state>();
+    l->mutex = m;
+    l->set_report(rep);
+    return guard(std::move(l));
+}
+
+// The message of a release that went out without it, published by the client itself on
+// every node; nobody waits for the replies.
+struct release_announcement final : request_owner
+{
+    command cmd;
+    void deliver(std::uint32_t, exec_result) override {}
+    bool given_up(std::uint32_t) const noexcept override { return false; }
+};
+
+void announce_release(const client_impl& c, std::string_view key, std::string_view value)
+{
+    auto a = std::make_shared<release_announcement>();
+    resp::append_command(a->cmd.payload, {"PUBLISH", release_channel(key), value});
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        c.nodes[i]->submit(a, static_cast<std::uint32_t>(i), a->cmd);
+    }
+}
+
+// While an acquire waits to retry, a release of one of its keys may wake it: a release by
+// this client hands the lock to its longest-waiting acquire at once, a release seen on a node
+// wakes it unless another of the client's acquires is trying already (waiters.hpp).
+class wake_on_release
+{
+  public:
+    wake_on_release(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& timer)
+        : client_(c), keys_(keys), waiter_(timer)
+    {
+    }
+    wake_on_release(const wake_on_release&) = delete;
+    wake_on_release& operator=(const wake_on_release&) = delete;
+    ~wake_on_release()
+    {
+        if (watching_) {
+            for (const std::string& key : keys_) {
+                if (client_.waiters->leave(key, waiter_)) {
+                    // Handed a release that went out quietly, and cancelled before its
+                    // attempt, with nobody of this client to take its turn: the key will be
+                    // free, so the other clients' waiters must hear of it after all.
+                    announce_release(client_, key, waiter_.handed_value);
+                    resume_writes(client_.nodes);
+                }
+                for (const auto& s : client_.subscribers) {
+                    s->unwatch(key);
+                }
+            }
+        }
+    }
+    void start()
+    {
+        if (!watching_) {
+            watching_ = true;
+            for (const std::string& key : keys_) {
+                client_.waiters->enter(key, waiter_);
+                for (const auto& s : client_.subscribers) {
+                    s->watch(key);
+                }
+            }
+        }
+    }
+    /// Before a retry pause: whether a release came while the attempt was under way. Once
+    /// in a row at most, so that releases seen during attempts cannot keep a waiter from
+    /// ever pausing.
+    bool missed_a_release()
+    {
+        const bool skip = waiter_.missed && !skipped_;
+        waiter_.missed = false;
+        skipped_ = skip;
+        return skip;
+    }
+    /// Around the retry pause.
+    void pausing(bool p) { waiter_.pausing = p && watching_; }
+    /// The pause's wait ended because the client moved its end (a yield): wait again.
+    bool rescheduled() { return std::exchange(waiter_.rescheduled, false); }
+    /// The pause ended because another owner's release was seen on a node.
+    bool woken_by_release_message() { return std::exchange(waiter_.by_release_message, false); }
+    /// An attempt begins: a wake-up that led here has been used.
+    void attempting() { waiter_.woken = false; }
+    /// True when the client holds its writes for this attempt (a hand-off): the attempt's
+    /// round resumes them from now on.
+    bool take_held_writes() { return std::exchange(waiter_.holds_writes, false); }
+
+  private:
+    client_impl& client_;
+    const std::vector<std::string>& keys_;
+    waiter waiter_;
+    bool watching_ = false;
+    bool skipped_ = false;
+};
+
+std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
+{
+    std::uint64_t token = 0;
+    for (const node_outcome& o : outcomes) {
+        token = std::max(token, o.fencing_token);
+    }
+    return token;
+}
+
+// Raises the fencing counters of `m`'s keys to `token` on every node; true when a quorum
+// confirmed it before `until`.
+asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, const mutex_state& m,
+                                       std::uint64_t token, clock::time_point until)
+{
+    const options& o = m.opts;
+    request req = fence_raise_request(m.shape(), token);
+    round r{.cmd = std::move(req.cmd),
+            .read = req.read,
+            .deadline = std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
+            .rule = stop_rule::quorum_reached,
+            .shuffle = o.shuffle_nodes};
+    const tally t = count(co_await run_round(c->nodes, std::move(r)));
+    co_return t.reached() && clock::now() < until;
+}
+
+using guard_result = std::tuple<error_code, guard>;
+
+asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
+{
+    // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
+    // As accept_cancellation(), without the frame of a nested coroutine.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    auto cs = co_await asio::this_coro::cancellation_state;
+    const std::shared_ptr<client_impl>& c = m->client;
+    const options& o = m->opts;
+    if (c->shut_down) {
+        co_return guard_result{error::shut_down, failed_guard(m, {})};
+    }
+
+    std::string value;
+    try {
+        // A reentrant lock's owner is the mutex (and its copies): one value for all of them.
+        value = !m->owner.empty()  ? m->owner
+                : !o.value.empty() ? o.value
+                : o.gen_value      ? o.gen_value()
+                                   : random_owner_value();
+    } catch (const std::exception&) {
+        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
+    }
+    if (value.empty()) {
+        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
+    }
+
+    const auto started = clock::now();
+    const auto give_up_at = o.wait ? started + *o.wait : clock::time_point::max();
+    const int tries = single_attempt ? 1 : o.tries;
+    const auto per_node = node_timeout(o.expiry, o.timeout_factor);
+    asio::steady_timer pause(c->strand);
+    wake_on_release wake(*c, m->keys, pause);
+    error_code last = error::failed;
+    report rep;
+
+    for (int attempt = 1; attempt <= tries; ++attempt) {
+        // While the lock is held by, or being handed to, another acquire of this client and
+        // others of its acquires wait for it, a first attempt would fail (the hand-off's
+        // request is ahead of it on every connection): this acquire joins the line instead,
+        // and that counts as its first attempt.
+        if (attempt == 1 && tries > 1 && o.wake_on_release && !o.reentrant &&
+            c->waiters->ours(m->keys)) {
+            last = error::taken;
+            wake.start();
+        } else {
+            wake.attempting();
+            const auto start = clock::now();
+            request req = acquire_request(m->shape(), value, o.expiry);
+            round r{.cmd = std::move(req.cmd),
+                    .read = req.read,
+                    .value = value,
+                    .deadline = start + per_node,
+                    .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                    .shuffle = o.shuffle_nodes,
+                    .replies_with_token = o.fencing,
+                    .resumes_held_writes = wake.take_held_writes()};
+            auto outcomes = co_await run_round(c->nodes, std::move(r));
+            const tally t = count(outcomes);
+            const auto until = valid_until(start, o.expiry, o.drift_factor);
+            const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
+            rep = make_report(std::move(outcomes), attempt);
+
+            bool granted = !cancelled(cs) && t.reached() && clock::now() < until;
+            if (granted && o.fencing) {
+                // The token may be used only once a majority's counters are at least as large:
+                // that is what makes every later acquisition's token larger (docs/safety.md).
+                granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
+            }
+            if (granted) {
+                auto l = std::make_shared<lock_state>();
+                l->mutex = m;
+                l->value = value;
+                l->fencing_token = token;
+                l->until = until;
+                l->extended_at = start;
+                l->owns = true;
+                l->set_report(rep);
+                if (o.auto_extend) {
+                    start_watch(l);
+                }
+                m->set_report(rep);
+                c->waiters->granted(m->keys, start);
+                co_return guard_result{error_code{}, guard(std::move(l))};
+            }
+
+            // A failed attempt may still have set the key on some nodes (or on all of them, if
+            // the validity ran out): delete it everywhere before anything else. Queued in the
+            // same turn as the attempt's timeouts, so that on a node that stopped answering it
+            // follows the attempt's request on the same socket (connection::gave_up). Done
+            // once a quorum replied: those nodes no longer hold the value; the others' deletes
+            // go on in the background, even if the caller cancels meanwhile.
+            co_await run_round(c->nodes, release_round(*m, value, true, stop_rule::quorum_replied));
+
+            if (cancelled(cs)) {
+                co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+            }
+            // Nodes that fail the same way on every try (a wrong password, a replica, ...):
+            // once they rule out a quorum, further tries only hide the cause.
+            if (quorum_ruled_out(rep.nodes)) {
+                co_return guard_result{error::misconfigured, failed_guard(m, rep)};
+            }
+            last =
+                t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
+            c->waiters->attempt_failed(m->keys);
+            if (o.wake_on_release && t.taken > 0) {
+                wake.start();  // from now on a release wakes the retry below
+            }
+        }
+        if (attempt == tries) {
+            break;
+        }
+        std::chrono::milliseconds delay{};
+        try {
+            delay = o.retry_delay(attempt);
+        } catch (const std::exception&) {
+            // A user's delay function that throws is a bad option, not a lock outcome.
+            co_return guard_result{error::invalid_argument, failed_guard(m, rep)};
+        }
+        if (clock::now() + delay >= give_up_at) {
+            break;
+        }
+        bool after_release = wake.missed_a_release();
+        if (!after_release) {
+            pause.expires_after(delay);
+            wake.pausing(true);
+            co_await pause.async_wait(asio::as_tuple(use_awaitable));
+            while (wake.rescheduled()) {
+                co_await pause.async_wait(asio::as_tuple(use_awaitable));
+            }
+            wake.pausing(false);
+            after_release = wake.woken_by_release_message();
+        }
+        if (after_release && !cancelled(cs)) {
+            // Other clients' waiters heard of the same release: see release_wake_spread.
+            pause.expires_after(random_release_wake_delay());
+            co_await pause.async_wait(asio::as_tuple(use_awaitable));
+        }
+        if (cancelled(cs)) {
+            co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+        }
+    }
+    co_return guard_result{last, failed_guard(m, rep)};
+}
+
+}  // namespace
+
+void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard_handler h)
+{
+    auto c = m->client;
+    spawn_operation(c->strand, c->executor, acquire_op(std::move(m), single_attempt), std::move(h));
+}
+
+}  // namespace redlock::detail
