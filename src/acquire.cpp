@@ -5,6 +5,7 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
+#include "detail/acquire_fsm.hpp"
 #include "detail/client_impl.hpp"
 #include "detail/lock_rounds.hpp"
 #include "detail/lock_state.hpp"
@@ -185,48 +186,55 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     }
 
     const auto started = clock::now();
-    const auto give_up_at = o.wait ? started + *o.wait : clock::time_point::max();
-    const int tries = single_attempt ? 1 : o.tries;
+    acquire_fsm fsm({.tries = single_attempt ? 1 : o.tries,
+                     .give_up_at = o.wait ? started + *o.wait : clock::time_point::max(),
+                     .wake_on_release = o.wake_on_release,
+                     .reentrant = o.reentrant,
+                     .fencing = o.fencing});
     const auto per_node = node_timeout(o.expiry, o.timeout_factor);
     asio::steady_timer pause(c->strand);
     wake_on_release wake(*c, m->keys, pause);
-    error_code last = error::failed;
     report rep;
+    // The current attempt's.
+    clock::time_point start{};
+    clock::time_point until{};
+    std::uint64_t token = 0;
 
-    for (int attempt = 1; attempt <= tries; ++attempt) {
-        // While the lock is held by, or being handed to, another acquire of this client and
-        // others of its acquires wait for it, a first attempt would fail (the hand-off's
-        // request is ahead of it on every connection): this acquire joins the line instead,
-        // and that counts as its first attempt.
-        if (attempt == 1 && tries > 1 && o.wake_on_release && !o.reentrant &&
-            c->waiters->ours(m->keys)) {
-            last = error::taken;
-            wake.start();
-        } else {
-            wake.attempting();
-            const auto start = clock::now();
-            request req = acquire_request(m->shape(), value, o.expiry);
-            round r{.cmd = std::move(req.cmd),
-                    .read = req.read,
-                    .value = value,
-                    .deadline = start + per_node,
-                    .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
-                    .shuffle = o.shuffle_nodes,
-                    .replies_with_token = o.fencing,
-                    .resumes_held_writes = wake.take_held_writes()};
-            auto outcomes = co_await run_round(c->nodes, std::move(r));
-            const tally t = count(outcomes);
-            const auto until = valid_until(start, o.expiry, o.drift_factor);
-            const std::uint64_t token = o.fencing ? largest_token(outcomes) : 0;
-            rep = make_report(std::move(outcomes), attempt);
-
-            bool granted = !cancelled(cs) && t.reached() && clock::now() < until;
-            if (granted && o.fencing) {
-                // The token may be used only once a majority's counters are at least as large:
-                // that is what makes every later acquisition's token larger (docs/safety.md).
-                granted = co_await write_back_token(c, *m, token, until) && !cancelled(cs);
+    // Does what the state machine says, and tells it what came of it.
+    for (auto act = fsm.start(c->waiters->ours(m->keys));;) {
+        if (act.watch_releases) {
+            wake.start();  // from now on a release wakes the retry
+        }
+        switch (act.step) {
+            case acquire_step::attempt: {
+                wake.attempting();
+                start = clock::now();
+                request req = acquire_request(m->shape(), value, o.expiry);
+                round r{.cmd = std::move(req.cmd),
+                        .read = req.read,
+                        .value = value,
+                        .deadline = start + per_node,
+                        .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                        .shuffle = o.shuffle_nodes,
+                        .replies_with_token = o.fencing,
+                        .resumes_held_writes = wake.take_held_writes()};
+                auto outcomes = co_await run_round(c->nodes, std::move(r));
+                const tally t = count(outcomes);
+                until = valid_until(start, o.expiry, o.drift_factor);
+                token = o.fencing ? largest_token(outcomes) : 0;
+                rep = make_report(std::move(outcomes), fsm.attempt_number());
+                act = fsm.attempted({.quorum_with_validity = t.reached() && clock::now() < until,
+                                     .taken_by_other = t.taken_by_other(),
+                                     .some_taken = t.taken > 0},
+                                    cancelled(cs));
+                break;
             }
-            if (granted) {
+            case acquire_step::write_back_token: {
+                const bool confirmed = co_await write_back_token(c, *m, token, until);
+                act = fsm.token_written(confirmed, cancelled(cs));
+                break;
+            }
+            case acquire_step::grant: {
                 auto l = std::make_shared<lock_state>();
                 l->mutex = m;
                 l->value = value;
@@ -242,64 +250,50 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 c->waiters->granted(m->keys, start);
                 co_return guard_result{error_code{}, guard(std::move(l))};
             }
-
-            // A failed attempt may still have set the key on some nodes (or on all of them, if
-            // the validity ran out): delete it everywhere before anything else. Queued in the
-            // same turn as the attempt's timeouts, so that on a node that stopped answering it
-            // follows the attempt's request on the same socket (connection::gave_up). Done
-            // once a quorum replied: those nodes no longer hold the value; the others' deletes
-            // go on in the background, even if the caller cancels meanwhile.
-            co_await run_round(c->nodes, release_round(*m, value, true, stop_rule::quorum_replied));
-
-            if (cancelled(cs)) {
-                co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+            case acquire_step::clean_up:
+                // Queued in the same turn as the attempt's timeouts, so that on a node that
+                // stopped answering it follows the attempt's request on the same socket
+                // (connection::gave_up). Done once a quorum replied: those nodes no longer
+                // hold the value; the others' deletes go on in the background, even if the
+                // caller cancels meanwhile.
+                co_await run_round(c->nodes,
+                                   release_round(*m, value, true, stop_rule::quorum_replied));
+                c->waiters->attempt_failed(m->keys);
+                act = fsm.cleaned_up(quorum_ruled_out(rep.nodes), cancelled(cs));
+                break;
+            case acquire_step::choose_delay:
+                try {
+                    const auto delay = o.retry_delay(act.attempt_number);
+                    act = fsm.delay_chosen(delay, clock::now());
+                } catch (const std::exception&) {
+                    act = fsm.delay_failed();
+                }
+                break;
+            case acquire_step::pause: {
+                bool after_release = wake.missed_a_release();
+                if (!after_release) {
+                    pause.expires_after(act.delay);
+                    wake.pausing(true);
+                    co_await pause.async_wait(asio::as_tuple(use_awaitable));
+                    while (wake.rescheduled()) {
+                        co_await pause.async_wait(asio::as_tuple(use_awaitable));
+                    }
+                    wake.pausing(false);
+                    after_release = wake.woken_by_release_message();
+                }
+                if (after_release && !cancelled(cs)) {
+                    // Other clients' waiters heard of the same release: see
+                    // release_wake_spread.
+                    pause.expires_after(random_release_wake_delay());
+                    co_await pause.async_wait(asio::as_tuple(use_awaitable));
+                }
+                act = fsm.paused(cancelled(cs));
+                break;
             }
-            // Nodes that fail the same way on every try (a wrong password, a replica, ...):
-            // once they rule out a quorum, further tries only hide the cause.
-            if (quorum_ruled_out(rep.nodes)) {
-                co_return guard_result{error::misconfigured, failed_guard(m, rep)};
-            }
-            last =
-                t.taken_by_other() ? make_error_code(error::taken) : make_error_code(error::failed);
-            c->waiters->attempt_failed(m->keys);
-            if (o.wake_on_release && t.taken > 0) {
-                wake.start();  // from now on a release wakes the retry below
-            }
-        }
-        if (attempt == tries) {
-            break;
-        }
-        std::chrono::milliseconds delay{};
-        try {
-            delay = o.retry_delay(attempt);
-        } catch (const std::exception&) {
-            // A user's delay function that throws is a bad option, not a lock outcome.
-            co_return guard_result{error::invalid_argument, failed_guard(m, rep)};
-        }
-        if (clock::now() + delay >= give_up_at) {
-            break;
-        }
-        bool after_release = wake.missed_a_release();
-        if (!after_release) {
-            pause.expires_after(delay);
-            wake.pausing(true);
-            co_await pause.async_wait(asio::as_tuple(use_awaitable));
-            while (wake.rescheduled()) {
-                co_await pause.async_wait(asio::as_tuple(use_awaitable));
-            }
-            wake.pausing(false);
-            after_release = wake.woken_by_release_message();
-        }
-        if (after_release && !cancelled(cs)) {
-            // Other clients' waiters heard of the same release: see release_wake_spread.
-            pause.expires_after(random_release_wake_delay());
-            co_await pause.async_wait(asio::as_tuple(use_awaitable));
-        }
-        if (cancelled(cs)) {
-            co_return guard_result{asio::error::operation_aborted, failed_guard(m, rep)};
+            case acquire_step::complete:
+                co_return guard_result{act.ec, failed_guard(m, rep)};
         }
     }
-    co_return guard_result{last, failed_guard(m, rep)};
 }
 
 }  // namespace
