@@ -43,21 +43,12 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 }
 
 // The message of a release that went out without it, published by the client itself on
-// every node; nobody waits for the replies.
-struct release_announcement final : request_owner
-{
-    command cmd;
-    void deliver(std::uint32_t, exec_result) override {}
-    bool given_up(std::uint32_t) const noexcept override { return false; }
-};
-
+// every node.
 void announce_release(const client_impl& c, std::string_view key, std::string_view value)
 {
-    auto a = std::make_shared<release_announcement>();
-    resp::append_command(a->cmd.payload, {"PUBLISH", release_channel(key), value});
-    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
-        c.nodes[i]->submit(a, static_cast<std::uint32_t>(i), a->cmd);
-    }
+    command cmd;
+    resp::append_command(cmd.payload, {"PUBLISH", release_channel(key), value});
+    broadcast(c.nodes, std::move(cmd));
 }
 
 // While an acquire waits to retry, a release of one of its keys may wake it: a release by
@@ -81,7 +72,7 @@ class wake_on_release
                     // attempt, with nobody of this client to take its turn: the key will be
                     // free, so the other clients' waiters must hear of it after all.
                     announce_release(client_, key, waiter_.handed_value);
-                    resume_writes(client_.nodes);
+                    waiter_.held_writes.end();  // the message goes in the held write
                 }
                 for (const auto& s : client_.subscribers) {
                     s->unwatch(key);
@@ -119,9 +110,9 @@ class wake_on_release
     bool woken_by_release_message() { return std::exchange(waiter_.by_release_message, false); }
     /// An attempt begins: a wake-up that led here has been used.
     void attempting() { waiter_.woken = false; }
-    /// True when the client holds its writes for this attempt (a hand-off): the attempt's
-    /// round resumes them from now on.
-    bool take_held_writes() { return std::exchange(waiter_.holds_writes, false); }
+    /// The hold on the nodes' writes taken for this attempt by a hand-off, if any: the
+    /// attempt's round ends it.
+    write_hold take_held_writes() { return std::move(waiter_.held_writes); }
 
   private:
     client_impl& client_;
@@ -217,7 +208,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                         .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
                         .shuffle = o.shuffle_nodes,
                         .replies_with_token = o.fencing,
-                        .resumes_held_writes = wake.take_held_writes()};
+                        .ends_hold = wake.take_held_writes()};
                 auto outcomes = co_await run_round(c->nodes, std::move(r));
                 const tally t = count(outcomes);
                 until = valid_until(start, o.expiry, o.drift_factor);

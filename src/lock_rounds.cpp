@@ -41,12 +41,12 @@ round handing_off(const lock_state& l)
     const mutex_state& m = *l.mutex;
     bool announce = true;
     if (!m.opts.reentrant) {
-        const bool hold = m.keys.size() == 1;
+        // For a single key the waiter's attempt and the release go out in one write per node.
+        const auto* hold = m.keys.size() == 1 ? &m.client->nodes : nullptr;
         for (const std::string& key : m.keys) {
             if (m.client->waiters->hand_off(key, l.value, hold, clock::now(),
                                             longest_run(m.opts.expiry)) &&
                 hold) {
-                hold_writes(m.client->nodes);
                 announce = false;
             }
         }

@@ -191,42 +191,26 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     std::vector<std::weak_ptr<connection>> tail_nodes;
 };
 
-// See `round::resumes_held_writes`.
-class held_writes
-{
-  public:
-    held_writes(const std::vector<std::shared_ptr<connection>>& nodes, bool held)
-        : nodes_(nodes), held_(held)
-    {
-    }
-    held_writes(const held_writes&) = delete;
-    held_writes& operator=(const held_writes&) = delete;
-    ~held_writes() { resume(); }
-    void resume()
-    {
-        if (std::exchange(held_, false)) {
-            resume_writes(nodes_);
-        }
-    }
+}  // namespace
 
-  private:
-    const std::vector<std::shared_ptr<connection>>& nodes_;
-    bool held_;
+namespace {
+
+// Nobody waits for its replies.
+struct broadcast_owner final : request_owner
+{
+    command cmd;
+    void deliver(std::uint32_t, exec_result) override {}
+    bool given_up(std::uint32_t) const noexcept override { return false; }
 };
 
 }  // namespace
 
-void hold_writes(const std::vector<std::shared_ptr<connection>>& nodes)
+void broadcast(const std::vector<std::shared_ptr<connection>>& nodes, command cmd)
 {
-    for (const auto& node : nodes) {
-        node->hold_writes();
-    }
-}
-
-void resume_writes(const std::vector<std::shared_ptr<connection>>& nodes)
-{
-    for (const auto& node : nodes) {
-        node->resume_writes();
+    auto owner = std::make_shared<broadcast_owner>();
+    owner->cmd = std::move(cmd);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        nodes[i]->submit(owner, static_cast<std::uint32_t>(i), owner->cmd);
     }
 }
 
@@ -248,9 +232,8 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     auto ex = co_await asio::this_coro::executor;
     auto cs = co_await asio::this_coro::cancellation_state;
     const bool shuffle = r.shuffle;
-    // Writes held for this round are resumed once its requests are queued, and also if
-    // queueing them fails: they must never stay held.
-    held_writes held(nodes, r.resumes_held_writes);
+    // Ended once the requests are queued, and also if queueing them fails.
+    write_hold hold = std::move(r.ends_hold);
     auto st = std::make_shared<round_state>(ex, std::move(r), nodes);
 
     std::size_t order_buf[16];
@@ -269,7 +252,7 @@ asio::awaitable<std::vector<node_outcome>> run_round(
         const std::size_t i = order[k];
         nodes[i]->submit(st, static_cast<std::uint32_t>(i), st->cmd);
     }
-    held.resume();
+    hold.end();
 
     // Replies are delivered on this strand, so the loop sees a consistent picture.
     while (st->remaining > 0) {

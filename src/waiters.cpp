@@ -28,19 +28,18 @@ bool waiter_queue::leave(std::string_view key, waiter& w)
     waiter* next = nullptr;
     if (it->second.waiters.empty()) {
         by_key_.erase(it);
-    } else if (w.woken || w.holds_writes) {
+    } else if (w.woken || w.held_writes) {
         next = wake_first_pausing(it->second);
         if (next) {
             next->by_release_message = w.by_release_message;
         }
     }
-    if (!w.holds_writes) {
+    if (!w.held_writes) {
         return false;
     }
-    w.holds_writes = false;
     if (next) {
         next->by_release_message = false;
-        next->holds_writes = true;
+        next->held_writes = std::move(w.held_writes);
         next->handed_value = std::move(w.handed_value);
         return false;
     }
@@ -90,7 +89,8 @@ waiter* waiter_queue::wake_first_pausing(queue& q)
     return nullptr;
 }
 
-waiter* waiter_queue::hand_off(std::string_view key, std::string_view value, bool hold_writes,
+waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
+                               const std::vector<std::shared_ptr<connection>>* hold_writes_of,
                                std::chrono::steady_clock::time_point now,
                                std::chrono::steady_clock::duration max_run)
 {
@@ -121,8 +121,8 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value, boo
     waiter* w = wake_first_pausing(it->second);
     if (w) {
         it->second.answer(value);
-        if (hold_writes) {
-            w->holds_writes = true;
+        if (hold_writes_of) {
+            w->held_writes = write_hold(*hold_writes_of);
             w->handed_value = value;
         }
     }

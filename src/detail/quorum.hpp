@@ -8,6 +8,7 @@
 #include "detail/connection.hpp"
 #include "detail/scripts.hpp"
 #include "detail/tally.hpp"
+#include "detail/write_hold.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -34,9 +35,10 @@ struct round
     /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
     /// the node's outcome.
     bool replies_with_token = false;
-    /// The round is the attempt of a hand-off (see `connection::hold_writes`): once its
-    /// requests are queued, the writes held for it are resumed.
-    bool resumes_held_writes = false;
+    /// The round is the attempt of a hand-off: the hold on the nodes' writes that kept the
+    /// release's requests waiting for it ends once its requests are queued (or if queueing
+    /// them fails: writes must never stay held).
+    write_hold ends_hold{};
     /// Where the requests still pending when the round completes go on (see `run_round`);
     /// null: they are given up.
     std::shared_ptr<background_work> background{};
@@ -64,9 +66,9 @@ inline constexpr std::array<std::string_view, 4> abandoned_details{
     "still pending when the outcome was decided: the request goes on in the background",
 };
 
-/// Holds back, then resumes, the writes of every node (see `connection::hold_writes`).
-void hold_writes(const std::vector<std::shared_ptr<connection>>& nodes);
-void resume_writes(const std::vector<std::shared_ptr<connection>>& nodes);
+/// Sends `cmd` to every node without waiting for replies (the client publishing a release's
+/// message itself).
+void broadcast(const std::vector<std::shared_ptr<connection>>& nodes, command cmd);
 
 /// Counts outcomes.
 tally count(const std::vector<node_outcome>& outcomes);

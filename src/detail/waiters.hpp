@@ -4,10 +4,13 @@
 // order they began to wait. A release wakes one of them, not all: the client sends one
 // contender per key at a time, and its waiters take the lock in turn.
 
+#include "detail/write_hold.hpp"
+
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,9 +32,9 @@ struct waiter
     /// Woken by a release and not attempting yet. If it leaves now (its caller cancelled),
     /// the release would be lost on the others: its turn passes to the next in line.
     bool woken = false;
-    /// Woken by a hand-off for which the client holds its writes: they are resumed once this
-    /// waiter's attempt is queued (or by whoever takes its turn).
-    bool holds_writes = false;
+    /// Woken by a hand-off that holds the nodes' writes for it: the hold ends once this
+    /// waiter's attempt is queued (or passes to whoever takes its turn).
+    write_hold held_writes;
     /// While it holds writes: the owner value of the release handed to it, which was sent
     /// without its message.
     std::string handed_value;
@@ -79,15 +82,15 @@ class waiter_queue
     void enter(const std::string& key, waiter& w);
     /// Takes `w` out of the line of `key`; if it was woken and left without attempting (or
     /// holds writes, its attempt not queued), the next pausing waiter is woken in its place
-    /// and takes over the writes `w` held. True when `w` held writes and nobody took its
-    /// turn: the caller then resumes them and announces the release (`w.handed_value`) that
-    /// went out without its message.
+    /// and takes over the hold on the writes. True when `w` still has the hold because nobody
+    /// took its turn: the caller then announces the release (`w.handed_value`) that went out
+    /// without its message, and ends the hold.
     bool leave(std::string_view key, waiter& w);
 
     /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter
     /// that is pausing, so that its attempt is written right behind the release on every
-    /// connection. Returns it. With `hold_writes`, the client holds its writes for that
-    /// waiter (see `waiter::holds_writes`).
+    /// connection. Returns it. With `hold_writes_of`, it holds those nodes' writes for that
+    /// waiter (see `waiter::held_writes`).
     ///
     /// Unless the client has held the key through consecutive acquisitions for `max_run`
     /// or longer (by `now`): a hand-off keeps the key from ever being free, so other
@@ -97,7 +100,8 @@ class waiter_queue
     /// longest-waiting waiter tries again after `yield_courtesy` if no other owner's
     /// release wakes it first, and new acquires join the line meanwhile (`ours`).
     waiter* hand_off(
-        std::string_view key, std::string_view value, bool hold_writes,
+        std::string_view key, std::string_view value,
+        const std::vector<std::shared_ptr<connection>>* hold_writes_of,
         std::chrono::steady_clock::time_point now = {},
         std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
     /// A node said that `key`, held as `value`, was released. Each node of the lock sends

@@ -69,6 +69,21 @@ T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds lim
     return std::move(*result);
 }
 
+/// The message of a coroutine's exception, for a failed check to show; empty for none.
+inline std::string what_failed(const std::exception_ptr& e)
+{
+    if (!e) {
+        return {};
+    }
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "an exception that is not a std::exception";
+    }
+}
+
 /// In a coroutine: polls `done` every millisecond until it holds (true) or `limit` passes
 /// (false), while the io_context goes on running the client. For what a client finishes after
 /// an operation completed: the deletes of a release beyond its quorum (which may need a

@@ -156,7 +156,7 @@ BOOST_FIXTURE_TEST_CASE(mutual_exclusion_under_contention, five_nodes)
     for (int i = 0; i < 16; ++i) {
         auto& c = i % 2 ? a : b;
         asio::co_spawn(io, worker(c.make_mutex("contended", opts)), [&](std::exception_ptr e) {
-            BOOST_TEST(!e);
+            BOOST_TEST(!e, "a worker failed: " << what_failed(e));
             ++finished;
         });
     }

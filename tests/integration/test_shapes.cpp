@@ -106,7 +106,7 @@ BOOST_FIXTURE_TEST_CASE(counts_under_contention_from_another_owner, five_nodes)
     };
     for (int i = 0; i < 4; ++i) {
         asio::co_spawn(io, worker(i % 2), [&](std::exception_ptr e) {
-            BOOST_TEST(!e);
+            BOOST_TEST(!e, "a worker failed: " << what_failed(e));
             ++finished;
         });
     }

@@ -21,6 +21,8 @@ struct three_waiters
     std::vector<waiter> waiters;
     std::vector<int> woken;  // indices, in the order their pauses ended
     waiter_queue queue;
+    // The nodes whose writes a hand-off holds: none here, the hold is only passed around.
+    const std::vector<std::shared_ptr<connection>> no_nodes;
 
     three_waiters()
     {
@@ -52,7 +54,7 @@ struct three_waiters
     void took_the_lock(std::size_t i)
     {
         waiters[i].woken = false;
-        waiters[i].holds_writes = false;
+        waiters[i].held_writes.end();
         BOOST_TEST(!queue.leave("k", waiters[i]));
     }
     std::vector<int> run()
@@ -70,11 +72,11 @@ BOOST_AUTO_TEST_SUITE(waiter_queue_rules)
 BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
     BOOST_TEST(!waiters[0].pausing);
     BOOST_TEST(run() == std::vector<int>{0});
     // The next hand-off goes to the next in line, while the first is still attempting.
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
@@ -83,7 +85,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_w
     pause_all();
     queue.leave("k", waiters[0]);
     BOOST_TEST(queue.waiting("k") == 2u);
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
@@ -91,7 +93,7 @@ BOOST_FIXTURE_TEST_CASE(a_woken_waiter_that_leaves_without_attempting_passes_its
                         three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // Its caller cancelled before it could attempt: the next in line gets the release.
     queue.leave("k", waiters[0]);
@@ -126,7 +128,7 @@ BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_wai
 BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_another_owners_release_is_spread, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
     BOOST_TEST(!waiters[0].by_release_message);
     BOOST_TEST(run() == std::vector<int>{0});
     took_the_lock(0);
@@ -140,7 +142,7 @@ BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_another_owners_release_is_spread, thre
     // A later wake-up by a hand-off is not spread, whatever woke the waiter before.
     waiters[2].woken = false;
     pause(2);
-    BOOST_TEST(queue.hand_off("k", "mine again", false) == &waiters[2]);
+    BOOST_TEST(queue.hand_off("k", "mine again", nullptr) == &waiters[2]);
     BOOST_TEST(!waiters[2].by_release_message);
 }
 
@@ -161,7 +163,7 @@ BOOST_AUTO_TEST_CASE(the_spread_of_a_release_wake_up_is_random_and_bounded)
 BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", false) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // The first waiter took the lock and left before every node's message came in.
     took_the_lock(0);
@@ -177,8 +179,8 @@ BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, 
 BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "first", false) == &waiters[0]);
-    BOOST_TEST(queue.hand_off("k", "second", false) == &waiters[1]);
+    BOOST_TEST(queue.hand_off("k", "first", nullptr) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "second", nullptr) == &waiters[1]);
     BOOST_TEST(run() == (std::vector<int>{0, 1}));
     took_the_lock(0);
     took_the_lock(1);
@@ -190,7 +192,7 @@ BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, 
 BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, three_waiters)
 {
     // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
-    BOOST_TEST(queue.hand_off("k", "mine", false) == nullptr);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
     BOOST_TEST(queue.released("k", "mine") == nullptr);
     BOOST_TEST(waiters[0].missed);
 }
@@ -208,13 +210,13 @@ BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_is_noted_not_lost, three_wai
 BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_queue, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("other", "mine", false) == nullptr);
+    BOOST_TEST(queue.hand_off("other", "mine", nullptr) == nullptr);
     BOOST_TEST(queue.released("other", "theirs") == nullptr);
     for (auto& w : waiters) {
         queue.leave("k", w);
     }
     BOOST_TEST(queue.waiting("k") == 0u);
-    BOOST_TEST(queue.hand_off("k", "mine", false) == nullptr);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
     BOOST_TEST(run().empty());
     for (auto& t : timers) {
         t.cancel();
@@ -225,36 +227,37 @@ BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_queue, three_
 BOOST_FIXTURE_TEST_CASE(a_hand_off_can_hold_the_writes_for_the_woken_waiter, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
-    BOOST_TEST(waiters[0].holds_writes);
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
+    BOOST_TEST(static_cast<bool>(waiters[0].held_writes));
     BOOST_TEST(waiters[0].handed_value == "mine");
-    BOOST_TEST(!waiters[1].holds_writes);
-    BOOST_TEST(!waiters[2].holds_writes);
+    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
+    BOOST_TEST(!static_cast<bool>(waiters[2].held_writes));
     BOOST_TEST(run() == std::vector<int>{0});
     took_the_lock(0);
     // Without holding: the woken waiter has nothing to resume.
-    BOOST_TEST(queue.hand_off("k", "again", false) == &waiters[1]);
-    BOOST_TEST(!waiters[1].holds_writes);
+    BOOST_TEST(queue.hand_off("k", "again", nullptr) == &waiters[1]);
+    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
 }
 
 BOOST_FIXTURE_TEST_CASE(held_writes_pass_with_the_turn_of_a_waiter_that_leaves, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // Cancelled before its attempt: the next in line is woken and resumes the writes.
     BOOST_TEST(!queue.leave("k", waiters[0]));
-    BOOST_TEST(!waiters[0].holds_writes);
+    BOOST_TEST(!static_cast<bool>(waiters[0].held_writes));
     BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(waiters[1].holds_writes);
+    BOOST_TEST(static_cast<bool>(waiters[1].held_writes));
     BOOST_TEST(waiters[1].handed_value == "mine");
     // It leaves too, and so does the last: nobody is left to take the turn, so the caller
     // of the last leave must resume the writes and announce the release.
     BOOST_TEST(!queue.leave("k", waiters[1]));
     BOOST_TEST(run() == std::vector<int>{2});
-    BOOST_TEST(waiters[2].holds_writes);
+    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
     BOOST_TEST(queue.leave("k", waiters[2]));
-    BOOST_TEST(!waiters[2].holds_writes);
+    // It keeps the hold: the caller announces the release, then ends it.
+    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
     BOOST_TEST(waiters[2].handed_value == "mine");
     BOOST_TEST(queue.waiting("k") == 0u);
 }
@@ -262,14 +265,14 @@ BOOST_FIXTURE_TEST_CASE(held_writes_pass_with_the_turn_of_a_waiter_that_leaves, 
 BOOST_FIXTURE_TEST_CASE(a_woken_waiter_whose_attempt_failed_to_start_still_resumes, three_waiters)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", true) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     // Its wake-up was used, but it left before its attempt's requests were queued: the
     // release was not taken, so the turn and the writes pass on as if it had not attempted.
     waiters[0].woken = false;
     BOOST_TEST(!queue.leave("k", waiters[0]));
     BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(waiters[1].holds_writes);
+    BOOST_TEST(static_cast<bool>(waiters[1].held_writes));
 }
 
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
@@ -283,7 +286,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
     w.pausing = true;
     bool woken = false;
     t.async_wait([&](boost::system::error_code) { woken = true; });
-    BOOST_TEST(queue.hand_off("b", "mine", false) == &w);
+    BOOST_TEST(queue.hand_off("b", "mine", nullptr) == &w);
     io.poll();
     BOOST_TEST(woken);
     // Attempting now: a release of "a" is noted on it.
@@ -298,11 +301,11 @@ BOOST_FIXTURE_TEST_CASE(a_long_run_of_hand_offs_ends_in_a_yield, three_waiters)
     pause_all();
     // The client got the key at t0 and hands it on within the run's bound.
     queue.granted({"k"}, t0);
-    BOOST_TEST(queue.hand_off("k", "v1", false, t0 + 100ms, 250ms) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 100ms, 250ms) == &waiters[0]);
     BOOST_TEST(run() == std::vector<int>{0});
     took_the_lock(0);
     // Past the bound: nobody of this client is woken, and the client yields the key.
-    BOOST_TEST(queue.hand_off("k", "v2", false, t0 + 300ms, 250ms) == nullptr);
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 300ms, 250ms) == nullptr);
     BOOST_TEST(queue.ours({"k"}));  // new acquires of this client join the line
     // The longest-waiting waiter's pause now ends after the courtesy, not in an hour; the
     // wait under way ended only because of the move.
@@ -327,13 +330,13 @@ BOOST_FIXTURE_TEST_CASE(a_run_counts_from_the_grant_and_restarts_with_the_next_o
     const auto t0 = std::chrono::steady_clock::now();
     pause_all();
     queue.granted({"k"}, t0);
-    BOOST_TEST(queue.hand_off("k", "v1", false, t0 + 300ms, 250ms) == nullptr);  // yields
+    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 300ms, 250ms) == nullptr);  // yields
     run();
     // Another client held it meanwhile; this client's next grant starts a new run.
     BOOST_TEST(queue.released("k", "theirs") != nullptr);
     run();
     queue.granted({"k"}, t0 + 400ms);
-    BOOST_TEST(queue.hand_off("k", "v2", false, t0 + 500ms, 250ms) != nullptr);
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 500ms, 250ms) != nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
