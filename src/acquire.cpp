@@ -39,7 +39,7 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
     auto l = std::make_shared<lock_state>();
     l->mutex = m;
     l->set_report(rep);
-    return guard(std::move(l));
+    return access::make<guard>(std::move(l));
 }
 
 // The message of a release that went out without it, published by the client itself on
@@ -48,7 +48,7 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
 {
     command cmd;
     resp::append_command(cmd.payload, {"PUBLISH", release_channel(key), value});
-    broadcast(c.nodes, std::move(cmd));
+    broadcast(c.connections, std::move(cmd));
 }
 
 // While an acquire waits to retry, a release of one of its keys may wake it: a release by
@@ -143,7 +143,7 @@ asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, co
             .deadline = std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
             .rule = stop_rule::quorum_reached,
             .shuffle = o.shuffle_nodes};
-    const tally t = count(co_await run_round(c->nodes, std::move(r)));
+    const tally t = count(co_await run_round(c->connections, std::move(r)));
     co_return t.reached() && clock::now() < until;
 }
 
@@ -152,7 +152,8 @@ using guard_result = std::tuple<error_code, guard>;
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
 {
     // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
-    // As accept_cancellation(), without the frame of a nested coroutine.
+    // As accept_cancellation() (spawn.hpp), inline, to save the frame of a nested coroutine.
+    // Total cancellation too: a cancelled acquire takes back what it did (its clean-up).
     co_await asio::this_coro::throw_if_cancelled(false);
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
@@ -209,7 +210,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                         .shuffle = o.shuffle_nodes,
                         .replies_with_token = o.fencing,
                         .ends_hold = wake.take_held_writes()};
-                auto outcomes = co_await run_round(c->nodes, std::move(r));
+                auto outcomes = co_await run_round(c->connections, std::move(r));
                 const tally t = count(outcomes);
                 until = valid_until(start, o.expiry, o.drift_factor);
                 token = o.fencing ? largest_token(outcomes) : 0;
@@ -239,7 +240,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 }
                 m->set_report(rep);
                 c->waiters->granted(m->keys, start);
-                co_return guard_result{error_code{}, guard(std::move(l))};
+                co_return guard_result{error_code{}, access::make<guard>(std::move(l))};
             }
             case acquire_step::clean_up:
                 // Queued in the same turn as the attempt's timeouts, so that on a node that
@@ -247,7 +248,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 // (connection::gave_up). Done once a quorum replied: those nodes no longer
                 // hold the value; the others' deletes go on in the background, even if the
                 // caller cancels meanwhile.
-                co_await run_round(c->nodes,
+                co_await run_round(c->connections,
                                    release_round(*m, value, true, stop_rule::quorum_replied));
                 c->waiters->attempt_failed(m->keys);
                 act = fsm.cleaned_up(quorum_ruled_out(rep.nodes), cancelled(cs));

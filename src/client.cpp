@@ -32,7 +32,7 @@ asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
     auto cs = co_await asio::this_coro::cancellation_state;
     c->shut_down = true;
     co_await c->background->drained();
-    for (auto& n : c->nodes) {
+    for (auto& n : c->connections) {
         n->close("client shut down");
     }
     for (auto& s : c->subscribers) {
@@ -58,7 +58,7 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
 {
     const connection_settings settings = make_connection_settings(cfg);
     for (const node& n : cfg.nodes) {
-        nodes.push_back(std::make_shared<connection>(strand, n, settings));
+        connections.push_back(std::make_shared<connection>(strand, n, settings));
         subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, waiters));
     }
 }
@@ -83,7 +83,7 @@ client::executor_type client::get_executor() const noexcept
 std::vector<node_counters> client::node_counters() const
 {
     std::vector<redlock::node_counters> all;
-    for (const auto& n : impl_->nodes) {
+    for (const auto& n : impl_->connections) {
         all.push_back(n->counters());
     }
     return all;
@@ -124,7 +124,7 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
         }
     }
     m->opts = std::move(opts);
-    return mutex(std::move(m));
+    return detail::access::make<mutex>(std::move(m));
 }
 
 mutex client::make_mutex(std::string name)

@@ -2,6 +2,7 @@
 
 #include <redlock/guard.hpp>
 
+#include "detail/client_impl.hpp"
 #include "detail/lock_rounds.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/watchdog.hpp"
@@ -43,6 +44,11 @@ void guard::release_in_background() noexcept
         // Out of memory while scheduling: the keys expire by their TTL.
     }
     state_.reset();
+}
+
+guard::executor_type guard::get_executor() const noexcept
+{
+    return state_ ? state_->mutex->client->executor : executor_type{};
 }
 
 const std::string& guard::name() const noexcept

@@ -29,6 +29,12 @@ using asio::use_awaitable;
 
 namespace {
 
+// Each operation begins as accept_cancellation() (spawn.hpp) does, inline, to save the frame
+// of a nested coroutine. Release and extend have effects on the nodes that a cancellation
+// cannot take back (deletes already sent go on; some nodes may have extended), so they accept
+// terminal and partial cancellation only; valid and wait_lost change nothing and accept total
+// cancellation as well.
+
 // Why a guard cannot run an extend or valid round, if it cannot.
 error_code unusable(const std::shared_ptr<lock_state>& l)
 {
@@ -45,9 +51,8 @@ using void_result = std::tuple<error_code>;
 
 asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 {
-    // As accept_cancellation(), without the frame of a nested coroutine.
     co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_partial_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
     if (!l || !l->owns.exchange(false)) {
         co_return void_result{error::not_held};
@@ -62,9 +67,8 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
 
 asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
 {
-    // As accept_cancellation(), without the frame of a nested coroutine.
     co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_partial_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
     if (error_code ec = unusable(l)) {
         co_return void_result{ec};
@@ -104,7 +108,6 @@ using bool_result = std::tuple<error_code, bool>;
 
 asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
 {
-    // As accept_cancellation(), without the frame of a nested coroutine.
     co_await asio::this_coro::throw_if_cancelled(false);
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
@@ -128,7 +131,6 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
 
 asio::awaitable<void_result> wait_lost_op(std::shared_ptr<lock_state> l)
 {
-    // As accept_cancellation(), without the frame of a nested coroutine.
     co_await asio::this_coro::throw_if_cancelled(false);
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;

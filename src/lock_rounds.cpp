@@ -42,7 +42,7 @@ round handing_off(const lock_state& l)
     bool announce = true;
     if (!m.opts.reentrant) {
         // For a single key the waiter's attempt and the release go out in one write per node.
-        const auto* hold = m.keys.size() == 1 ? &m.client->nodes : nullptr;
+        const auto* hold = m.keys.size() == 1 ? &m.client->connections : nullptr;
         for (const std::string& key : m.keys) {
             if (m.client->waiters->hand_off(key, l.value, hold, clock::now(),
                                             longest_run(m.opts.expiry)) &&
@@ -69,7 +69,7 @@ round extend_round(const lock_state& l, clock::time_point start)
 
 asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r)
 {
-    auto outcomes = co_await run_round(l->mutex->client->nodes, std::move(r));
+    auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
     const tally t = count(outcomes);
     l->set_report(make_report(std::move(outcomes), 1));
     co_return t;

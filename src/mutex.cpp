@@ -2,9 +2,15 @@
 
 #include <redlock/mutex.hpp>
 
+#include "detail/client_impl.hpp"
 #include "detail/lock_state.hpp"
 
 namespace redlock {
+
+mutex::executor_type mutex::get_executor() const noexcept
+{
+    return state_->client->executor;
+}
 
 const std::vector<std::string>& mutex::keys() const noexcept
 {

@@ -129,8 +129,8 @@ report stored_report::expand(const client_impl& c) const
     r.nodes.resize(nodes_.size());
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         node_outcome& o = r.nodes[i];
-        if (i < c.nodes.size()) {
-            o.endpoint = c.nodes[i]->name();
+        if (i < c.connections.size()) {
+            o.endpoint = c.connections[i]->name();
         }
         o.status = nodes_[i].status;
         o.latency = std::chrono::microseconds(nodes_[i].latency_us);

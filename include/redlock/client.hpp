@@ -4,7 +4,7 @@
 /// The entry point: connections to the nodes, and the factory of mutexes.
 
 #include <redlock/config.hpp>
-#include <redlock/detail/handoff.hpp>
+#include <redlock/detail/initiation.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
 

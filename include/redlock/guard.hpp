@@ -3,9 +3,11 @@
 /// \file
 /// RAII ownership of an acquired lock.
 
-#include <redlock/detail/handoff.hpp>
+#include <redlock/detail/access.hpp>
+#include <redlock/detail/initiation.hpp>
 #include <redlock/report.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
@@ -34,12 +36,16 @@ class guard
   public:
     /// A guard that owns nothing.
     guard() noexcept;
-    explicit guard(std::shared_ptr<detail::lock_state> state) noexcept;
     guard(guard&& other) noexcept;
     guard& operator=(guard&& other) noexcept;
     guard(const guard&) = delete;
     guard& operator=(const guard&) = delete;
     ~guard();
+
+    /// The executor of the client that made it (empty for a default-constructed guard):
+    /// where completions without an executor of their own run.
+    using executor_type = boost::asio::any_io_executor;
+    executor_type get_executor() const noexcept;
 
     /// The lock's name (its Redis key); empty for a default-constructed guard.
     const std::string& name() const noexcept;
@@ -95,7 +101,9 @@ class guard
     ///
     /// Completion signature `void(error_code)`: success when a quorum had our value,
     /// `error::not_held` otherwise (it expired or was taken over), `operation_aborted` when
-    /// cancelled (terminal, partial or total; keys not yet deleted then expire by TTL). The
+    /// cancelled (terminal or partial: the deletes already sent still run, keys not deleted
+    /// expire by TTL; a total cancellation is not accepted, since a release cannot be taken
+    /// back). The
     /// guard owns nothing afterwards, whatever the outcome. The handler runs on its
     /// associated executor, never inside this call.
     template <class CompletionToken = boost::asio::deferred_t>
@@ -115,7 +123,9 @@ class guard
     ///
     /// Completion signature `void(error_code)`: success, `error::expired` when the validity
     /// had already run out, `error::extend_failed` when no quorum extended in time,
-    /// `error::not_held` when the guard owns nothing, `operation_aborted` when cancelled.
+    /// `error::not_held` when the guard owns nothing, `operation_aborted` when cancelled
+    /// (terminal or partial: some nodes may have extended the key's TTL, `until()` is
+    /// unchanged; a total cancellation is not accepted).
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_extend(CompletionToken&& token = {})
     {
@@ -132,7 +142,7 @@ class guard
     ///
     /// Completion signature `void(error_code, bool)`. Node failures count as "not held" and
     /// are in `last_report()`; the error is set only for `not_held` (the guard owns nothing)
-    /// and cancellation.
+    /// and cancellation (terminal, partial or total: it only reads).
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_valid(CompletionToken&& token = {})
     {
@@ -146,6 +156,8 @@ class guard
     auto valid() { return async_valid(boost::asio::deferred); }
 
   private:
+    friend struct detail::access;
+    explicit guard(std::shared_ptr<detail::lock_state> state) noexcept;
     void release_in_background() noexcept;
 
     std::shared_ptr<detail::lock_state> state_;

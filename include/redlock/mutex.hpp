@@ -3,16 +3,19 @@
 /// \file
 /// A named distributed lock.
 
-#include <redlock/detail/handoff.hpp>
+#include <redlock/detail/access.hpp>
+#include <redlock/detail/initiation.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redlock {
@@ -24,9 +27,10 @@ namespace redlock {
 class mutex
 {
   public:
-    explicit mutex(std::shared_ptr<detail::mutex_state> state) noexcept : state_(std::move(state))
-    {
-    }
+    /// The executor of the client that made it: where completions without an executor of
+    /// their own run.
+    using executor_type = boost::asio::any_io_executor;
+    executor_type get_executor() const noexcept;
 
     /// The lock's name: its Redis key, or for a multi-resource lock the keys joined by ", ".
     const std::string& name() const noexcept;
@@ -80,6 +84,11 @@ class mutex
     auto try_acquire() { return async_try_acquire(boost::asio::deferred); }
 
   private:
+    friend struct detail::access;
+    explicit mutex(std::shared_ptr<detail::mutex_state> state) noexcept : state_(std::move(state))
+    {
+    }
+
     std::shared_ptr<detail::mutex_state> state_;
 };
 

@@ -29,7 +29,8 @@ class client_impl
     /// Every piece of the client's own work runs on this strand.
     boost::asio::any_io_executor strand;
     redlock::config cfg;
-    std::vector<std::shared_ptr<connection>> nodes;
+    /// One pipelined connection per node, in the order of `cfg.nodes`.
+    std::vector<std::shared_ptr<connection>> connections;
     /// The acquires waiting to retry, by key (wake-ups and hand-offs); on the strand.
     std::shared_ptr<waiter_queue> waiters = std::make_shared<waiter_queue>();
     /// One pub/sub connection per node, for wake-ups; they connect only when needed.

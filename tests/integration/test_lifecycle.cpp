@@ -252,7 +252,8 @@ struct queue_outcome
     std::vector<int> order;
     std::vector<int> delays;
 };
-queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, redlock::mutex holder,
+queue_outcome queue_up(asio::io_context& io, const redis_cluster& nodes,
+                       redlock::client& waiters_client, redlock::mutex holder,
                        const std::string& key)
 {
     queue_outcome out{{}, std::vector<int>(3, 0)};
@@ -278,6 +279,9 @@ queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, re
                 });
                 co_await event.until([&] { return out.delays[static_cast<std::size_t>(i)] > 0; });
             }
+            // A release published before the waiters' client has subscribed reaches nobody (its
+            // waiters would retry only after their delay).
+            co_await until_subscribed(nodes, "redlock:released:" + key, 1);
             co_await held.release();
             for (std::size_t n = 1; n <= 3; ++n) {
                 co_await event.until([&] { return out.order.size() >= n; });
@@ -292,7 +296,7 @@ queue_outcome queue_up(asio::io_context& io, redlock::client& waiters_client, re
 BOOST_FIXTURE_TEST_CASE(a_release_hands_the_lock_to_the_clients_longest_waiting_acquire, five_nodes)
 {
     redlock::client c(io.get_executor(), config());
-    const queue_outcome q = queue_up(io, c, c.make_mutex("queue"), "queue");
+    const queue_outcome q = queue_up(io, nodes, c, c.make_mutex("queue"), "queue");
     BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
     // One attempt each while waiting: a release woke only the one whose turn it was.
     BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
@@ -303,7 +307,7 @@ BOOST_FIXTURE_TEST_CASE(another_clients_release_wakes_one_waiter_of_a_client, fi
     redlock::client holder_client(io.get_executor(), config());
     redlock::client waiter_client(io.get_executor(), config());
     const queue_outcome q =
-        queue_up(io, waiter_client, holder_client.make_mutex("remote"), "remote");
+        queue_up(io, nodes, waiter_client, holder_client.make_mutex("remote"), "remote");
     BOOST_TEST(q.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
     BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
 }
@@ -315,7 +319,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_handed_to_a_waiter_of_the_client_is_not_announ
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         before.push_back(command_calls(nodes[i].port(), "publish"));
     }
-    const queue_outcome q = queue_up(io, c, c.make_mutex("quiet"), "quiet");
+    const queue_outcome q = queue_up(io, nodes, c, c.make_mutex("quiet"), "quiet");
     BOOST_TEST(q.delays == (std::vector<int>{1, 1, 1}), boost::test_tools::per_element());
     // Three releases went to the next in line, whose attempt followed on every connection:
     // the key was never free, so only the last release (nobody waiting) told the others.
