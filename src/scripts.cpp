@@ -2,9 +2,9 @@
 
 #include "detail/misconfiguration.hpp"
 
-#include <boost/uuid/detail/sha1.hpp>
+#include <openssl/evp.h>
 
-#include <cstdio>
+#include <stdexcept>
 
 namespace redlock::detail {
 namespace {
@@ -251,17 +251,23 @@ command script_command(std::string_view text, std::string_view sha,
     return c;
 }
 
+// Redis names a script by the lowercase hex SHA-1 of its text. OpenSSL's EVP interface is
+// public and stable, unlike Boost's internal uuid/detail/sha1.hpp, whose digest type changed
+// in Boost 1.86 (a wrong name would only show as every EVALSHA falling back to EVAL).
 std::string script_sha1(std::string_view script)
 {
-    boost::uuids::detail::sha1 h;
-    h.process_bytes(script.data(), script.size());
-    boost::uuids::detail::sha1::digest_type digest;
-    h.get_digest(digest);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    if (EVP_Digest(script.data(), script.size(), digest, &size, EVP_sha1(), nullptr) != 1 ||
+        size != 20) {
+        throw std::runtime_error("redlock: OpenSSL could not compute a SHA-1 digest");
+    }
+    static constexpr char hex_digits[] = "0123456789abcdef";
     std::string hex;
-    char part[9];
-    for (unsigned word : digest) {
-        std::snprintf(part, sizeof part, "%08x", word);
-        hex += part;
+    hex.reserve(2 * size);
+    for (unsigned int i = 0; i < size; ++i) {
+        hex += hex_digits[digest[i] >> 4];
+        hex += hex_digits[digest[i] & 0x0f];
     }
     return hex;
 }
