@@ -34,8 +34,13 @@ class guard
   public:
     /// A guard that owns nothing.
     guard() noexcept;
+    /// Made by the library when an acquisition completes; applications get guards from
+    /// `mutex::acquire`.
     explicit guard(std::shared_ptr<detail::lock_state> state) noexcept;
+    /// Takes over the lock of `other`, which then owns nothing.
     guard(guard&& other) noexcept;
+    /// Starts the release of the lock this guard owns, if any (as the destructor does), then
+    /// takes over the lock of `other`, which then owns nothing.
     guard& operator=(guard&& other) noexcept;
     guard(const guard&) = delete;
     guard& operator=(const guard&) = delete;

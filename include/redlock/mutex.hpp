@@ -24,6 +24,7 @@ namespace redlock {
 class mutex
 {
   public:
+    /// Made by the library; applications get mutexes from `client::make_mutex`.
     explicit mutex(std::shared_ptr<detail::mutex_state> state) noexcept : state_(std::move(state))
     {
     }
