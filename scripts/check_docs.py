@@ -20,8 +20,8 @@ What it checks, each failure reported as file:line:
      fields, aliases, public members; `X::X` for a constructor), as Doxygen reads them;
    - `type::member` with `type` one of redlock's public classes, structs or enums
      (`guard::until`, `options::expiry`, `error::lost`), checked the same way;
-   - `redlock::detail::...` names an implementation detail (profiler output in
-     docs/benchmarks.md): each of its parts must still be an identifier of src/ or
+   - `redlock::detail::...` names an implementation detail (where a doc explains the
+     library's inside): each of its parts must still be an identifier of src/ or
      include/redlock/ (detail helpers live in both), so a renamed function is noticed;
    - `#include <redlock/...>` must name an existing header.
    The few legitimate redlock:: names that are not C++ declarations are in ALLOWED below.
