@@ -4,6 +4,8 @@
 
 #include <openssl/evp.h>
 
+#include <array>
+#include <cstddef>
 #include <stdexcept>
 
 namespace redlock::detail {
@@ -256,16 +258,17 @@ command script_command(std::string_view text, std::string_view sha,
 // in Boost 1.86 (a wrong name would only show as every EVALSHA falling back to EVAL).
 std::string script_sha1(std::string_view script)
 {
-    unsigned char digest[EVP_MAX_MD_SIZE];
+    constexpr std::size_t sha1_size = 20;
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
     unsigned int size = 0;
-    if (EVP_Digest(script.data(), script.size(), digest, &size, EVP_sha1(), nullptr) != 1 ||
-        size != 20) {
+    if (EVP_Digest(script.data(), script.size(), digest.data(), &size, EVP_sha1(), nullptr) != 1 ||
+        size != sha1_size) {
         throw std::runtime_error("redlock: OpenSSL could not compute a SHA-1 digest");
     }
-    static constexpr char hex_digits[] = "0123456789abcdef";
+    constexpr std::string_view hex_digits = "0123456789abcdef";
     std::string hex;
-    hex.reserve(2 * size);
-    for (unsigned int i = 0; i < size; ++i) {
+    hex.reserve(2 * sha1_size);
+    for (std::size_t i = 0; i < sha1_size; ++i) {
         hex += hex_digits[digest[i] >> 4];
         hex += hex_digits[digest[i] & 0x0f];
     }
