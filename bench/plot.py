@@ -2,17 +2,23 @@
 """Turns redlock_bench runs into the tables of docs/benchmarks.md and a latency plot.
 
     bench/plot.py [--doc docs/benchmarks.md] [--png docs/benchmarks-latency.png] RUN.log...
+    bench/plot.py --check [--doc docs/benchmarks.md]
 
 Each RUN.log is the output of one redlock_bench run; only its `RESULT {json}` lines are read.
 Figures of the same scenario and parameters are combined across runs by their median (the
-spread is shown where it matters). The tables replace whatever lies between the markers
+spread is shown where it matters); a column or target that no run measured (logs of an older
+program) is left out. The tables replace whatever lies between the markers
 <!-- bench:results:begin --> and <!-- bench:results:end --> in the document, so the prose
-around them is kept; a document without the markers gets them appended. The plot (acquire
-latency percentiles against concurrency) is drawn by gnuplot (apt-get install gnuplot-nox);
-without gnuplot only the tables are written. Python 3 standard library only.
+around them is kept; a document without the markers gets them appended. The block's first
+line names the logs (relative to the repository when they are in it), so that --check (the
+docs test) can regenerate the tables from them and compare: keep the logs of published
+figures in bench/results/. The plot (acquire latency percentiles against concurrency) is
+drawn by gnuplot (apt-get install gnuplot-nox); without gnuplot only the tables are written.
+Python 3 standard library only.
 """
 
 import argparse
+import difflib
 import json
 import os
 import shutil
@@ -23,9 +29,12 @@ import tempfile
 
 BEGIN = "<!-- bench:results:begin -->"
 END = "<!-- bench:results:end -->"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
+LOGS = "<!-- bench:logs"  # the first line of the block: the logs it was generated from
 
-# What issue 5 quotes for the established libraries (redsync, node-redlock,
-# redis-plus-plus) on this kind of machine.
+# Published figures of established Redlock libraries on a machine of this kind (2 vCPUs, 5
+# local Redis nodes), for comparison; this program does not measure them.
+PEER_NAMES = "redsync, node-redlock and redis-plus-plus"
 PEERS = {
     "cycles_c64": (5400, 7400),
     "acquire_p50_c1_us": (135, 300),
@@ -33,6 +42,26 @@ PEERS = {
     "contended_gap_mean_us": (150, 390),
     "contended_handoffs_per_s": (3, 24),
 }
+
+
+# Notes under the contended table, each with the field it explains (None: always).
+CONTENDED_NOTES = [
+    ("Gap: from the previous holder's release completing to the next acquire completing (it "
+     "can be negative: the next acquire may reach its quorum before the releaser has every "
+     "node's reply); \"from release start\": from the previous holder leaving the critical "
+     "section. Handoff: the lock goes to another worker. \"After 1 ms idle\": the raw round "
+     "measured after the machine idled as long as a hold, since idle CPUs (of this VM "
+     "especially) wake slowly.", None),
+    ("Per-worker min ÷ mean: the least served worker's acquisitions against an even share (1 "
+     "is perfectly even).", "per_worker_min_vs_mean"),
+    ("Longest run: the most consecutive acquisitions by one worker (with a client per worker, "
+     "one client) while the others waited, and how long it lasted from its first acquisition "
+     "to leaving its last critical section.", "longest_same_worker_run"),
+    (f"Peers: {PEERS['contended_acq_per_s'][0]}–{PEERS['contended_acq_per_s'][1]} "
+     f"acquisitions/s, mean gaps {PEERS['contended_gap_mean_us'][0]}–"
+     f"{PEERS['contended_gap_mean_us'][1]} us, {PEERS['contended_handoffs_per_s'][0]}–"
+     f"{PEERS['contended_handoffs_per_s'][1]} handoffs/s with their default retry delays.", None),
+]
 
 
 def flatten(obj, prefix=""):
@@ -152,14 +181,37 @@ def table(header, rows):
     return "\n".join(out)
 
 
-def render(groups, metas, png_name):
+def column_table(groups, keys, columns):
+    """A table with one row per key of `groups` and one column per (title, cell) pair, where
+    cell(key, group) gives the text. A column whose cells are all "–" (the field is absent
+    from every run, as in logs of older versions of the program) is left out."""
+    cells = [[cell(k, groups[k]) for _, cell in columns] for k in keys]
+    kept = [i for i in range(len(columns))
+            if any(not set(str(row[i]).split(" / ")) <= {"–"} for row in cells)]
+    return table([columns[i][0] for i in kept], [[row[i] for i in kept] for row in cells])
+
+
+def section(lines, title, body, note=None):
+    lines += [f"### {title}", "", body, ""]
+    if note:
+        lines += [note, ""]
+
+
+def errors(g):
+    return f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"
+
+
+def render(groups, metas, png_name, sources):
     lines = []
     runs = len([m for m in metas if m[1]["scenario"] == "meta"])
     meta = next((m for _, m in metas if m["scenario"] == "meta"), {})
     loads = [m["loadavg"] for _, m in metas if m["scenario"] == "meta"]
+    folders = sorted({os.path.dirname(s) for s in sources})
+    lines.append(LOGS + " " + " ".join(sources) + " -->")
     lines.append(
-        f"Generated by `bench/plot.py` from {runs} run(s): each figure is the median over the "
-        "runs (min–max in brackets where shown). "
+        f"Generated by `bench/plot.py` from {runs} run(s)"
+        + (f" (logs in `{'`, `'.join(f + '/' for f in folders)}`)" if folders else "")
+        + ": each figure is the median over the runs (min–max in brackets where shown). "
         f"Machine: {meta.get('cpus', '?')} CPUs ({meta.get('cpu_model', '?')}), kernel "
         f"{meta.get('kernel', '?')}, redis {meta.get('redis_version', '?')}, "
         f"{meta.get('nodes', '?')} nodes, g++ {meta.get('compiler', '?')}"
@@ -174,8 +226,9 @@ def render(groups, metas, png_name):
     pipelined = max((groups[k].med("cycles_per_s") or 0 for k in srv if k[2] > 1), default=0)
     unpipelined = max((groups[k].med("cycles_per_s") or 0 for k in srv if k[2] == 1), default=0)
     lat = groups.get(("server", "latency"))
-    lines.append("### (d) The servers' bound: the same commands sent raw")
-    lines.append("")
+    if lat or srv:
+        lines.append("### (d) The servers' bound: the same commands sent raw")
+        lines.append("")
     if lat:
         lines.append(
             "Round trips without load (p50 / p99, us): one node, `SET NX PX` "
@@ -189,16 +242,17 @@ def render(groups, metas, png_name):
             f"{num(lat.med('round_delete_us.p99'))}" + idle_round_text(lat) + ".")
         lines.append("")
     if srv:
-        rows = []
-        for k in srv:
-            g = groups[k]
-            rows.append([k[2], k[3], spread(g, "commands_per_s"), spread(g, "cycles_per_s"),
-                         num(g.med("batch_us.p50")), cores(g.med("client_cores")),
-                         cores(g.med("servers_cores")),
-                         "yes" if all(r.get("replies_as_expected") for r in g.runs) else "NO"])
-        lines.append(table(["depth", "connections per node", "commands/s",
-                            "5-node cycles/s", "batch p50 us", "client cores",
-                            "servers cores", "replies as expected"], rows))
+        lines.append(column_table(groups, srv, [
+            ("depth", lambda k, g: k[2]),
+            ("connections per node", lambda k, g: k[3]),
+            ("commands/s", lambda k, g: spread(g, "commands_per_s")),
+            ("5-node cycles/s", lambda k, g: spread(g, "cycles_per_s")),
+            ("batch p50 us", lambda k, g: num(g.med("batch_us.p50"))),
+            ("client cores", lambda k, g: cores(g.med("client_cores"))),
+            ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+            ("replies as expected",
+             lambda k, g: "yes" if all(r.get("replies_as_expected") for r in g.runs) else "NO"),
+        ]))
         lines.append("")
         lines.append(
             f"Bound used for the ratios below: pipelined {num(pipelined)} cycles/s (best depth "
@@ -209,31 +263,9 @@ def render(groups, metas, png_name):
     # --- uncontended ----------------------------------------------------------------------
     unc = sorted(k for k in groups if k[0] == "uncontended")
     if unc:
-        lines.append("### (a) Uncontended: C coroutines, each on its own key")
-        lines.append("")
-        rows = []
-        for k in unc:
-            g = groups[k]
-            rate = g.med("cycles_per_s")
-            rows.append([
-                k[1], spread(g, "cycles_per_s"), ratio(rate, pipelined),
-                ratio(rate, unpipelined),
-                ratio(rate, PEERS["cycles_c64"][1]) if k[1] == 64 else "–",
-                spread(g, "acquire_us.p50"), num(g.med("acquire_us.p99")),
-                num(g.med("acquire_us.p999")), num(g.med("release_us.p50")),
-                num(g.med("release_p50_vs_acquire_p50"), 2),
-                num(g.med("acquire_p50_vs_raw_round"), 2),
-                cores(g.med("client_cores")), cores(g.med("servers_cores")),
-                f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"])
-        lines.append(table(
-            ["C", "cycles/s", "÷ pipelined bound", "÷ unpipelined bound",
-             "÷ best peer at C=64 (7,400)", "acquire p50 us", "p99", "p99.9", "release p50 us",
-             "release p50 ÷ acquire p50", "acquire p50 ÷ raw quorum round", "client cores", "servers cores",
-             "errors acq/rel (max)"], rows))
-        lines.append("")
+        notes = []
         c1 = groups.get(("uncontended", 1))
         c64 = groups.get(("uncontended", 64))
-        notes = []
         if c64:
             lo, hi = PEERS["cycles_c64"]
             notes.append(f"C=64: {num(c64.med('cycles_per_s'))} cycles/s = "
@@ -245,120 +277,119 @@ def render(groups, metas, png_name):
             notes.append(f"C=1: acquire p50 {num(c1.med('acquire_us.p50'))} us against the "
                          f"peers' {lo}–{hi} us ({ratio(lo, c1.med('acquire_us.p50'), 1)}x to "
                          f"{ratio(hi, c1.med('acquire_us.p50'), 1)}x faster)")
-        if notes:
-            lines.append("Against the peers of issue 5: " + "; ".join(notes) + ".")
-            lines.append("")
+        note = f"Against {PEER_NAMES}: " + "; ".join(notes) + "." if notes else None
         if png_name:
-            lines.append(f"![acquire latency percentiles against concurrency]({png_name})")
-            lines.append("")
+            image = f"![acquire latency percentiles against concurrency]({png_name})"
+            note = f"{note}\n\n{image}" if note else image
+        section(lines, "(a) Uncontended: C coroutines, each on its own key", column_table(groups, unc, [
+            ("C", lambda k, g: k[1]),
+            ("cycles/s", lambda k, g: spread(g, "cycles_per_s")),
+            ("÷ pipelined bound", lambda k, g: ratio(g.med("cycles_per_s"), pipelined)),
+            ("÷ unpipelined bound", lambda k, g: ratio(g.med("cycles_per_s"), unpipelined)),
+            (f"÷ best peer at C=64 ({num(PEERS['cycles_c64'][1])})",
+             lambda k, g: ratio(g.med("cycles_per_s"), PEERS["cycles_c64"][1]) if k[1] == 64 else "–"),
+            ("acquire p50 us", lambda k, g: spread(g, "acquire_us.p50")),
+            ("p99", lambda k, g: num(g.med("acquire_us.p99"))),
+            ("p99.9", lambda k, g: num(g.med("acquire_us.p999"))),
+            ("release p50 us", lambda k, g: num(g.med("release_us.p50"))),
+            ("release p50 ÷ acquire p50", lambda k, g: num(g.med("release_p50_vs_acquire_p50"), 2)),
+            ("acquire p50 ÷ raw quorum round", lambda k, g: num(g.med("acquire_p50_vs_raw_round"), 2)),
+            ("client cores", lambda k, g: cores(g.med("client_cores"))),
+            ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+            ("errors acq/rel (max)", lambda k, g: errors(g)),
+        ]), note)
 
     # --- degraded -----------------------------------------------------------------------
     deg = sorted(k for k in groups if k[0] == "degraded")
     if deg:
-        lines.append("### (e) Degraded: uncontended with one node stopped")
-        lines.append("")
-        rows = []
-        for k in deg:
-            g = groups[k]
-            rows.append([
-                k[1], f"{num(g.first('stopped_nodes'))} of {num(g.first('nodes'))}",
-                spread(g, "up_cycles_per_s"), spread(g, "cycles_per_s"),
-                spread(g, "throughput_vs_up", 2),
-                num(g.med("up_acquire_us.p50")), num(g.med("acquire_us.p50")),
-                num(g.med("acquire_p50_vs_up"), 2),
-                num(g.med("up_release_us.p50")), num(g.med("release_us.p50")),
-                num(g.med("release_p50_vs_up"), 2),
-                f"{num(g.med('acquire_us.max'))} / {num(g.med('release_us.max'))}",
-                f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"])
-        lines.append(table(
-            ["C", "nodes stopped", "all up cycles/s", "one stopped cycles/s",
-             "÷ all up", "all up acquire p50 us", "one stopped acquire p50 us", "÷ all up",
-             "all up release p50 us", "one stopped release p50 us", "÷ all up",
-             "one stopped max us: acquire / release", "errors acq/rel (max)"], rows))
-        lines.append("")
-        lines.append(
-            "The same loop as (a) run twice in a row: with every node up, then with one node "
+        section(lines, "(e) Degraded: uncontended with one node stopped", column_table(groups, deg, [
+            ("C", lambda k, g: k[1]),
+            ("nodes stopped",
+             lambda k, g: f"{num(g.first('stopped_nodes'))} of {num(g.first('nodes'))}"),
+            ("all up cycles/s", lambda k, g: spread(g, "up_cycles_per_s")),
+            ("one stopped cycles/s", lambda k, g: spread(g, "cycles_per_s")),
+            ("÷ all up", lambda k, g: spread(g, "throughput_vs_up", 2)),
+            ("all up acquire p50 us", lambda k, g: num(g.med("up_acquire_us.p50"))),
+            ("one stopped acquire p50 us", lambda k, g: num(g.med("acquire_us.p50"))),
+            ("÷ all up", lambda k, g: num(g.med("acquire_p50_vs_up"), 2)),
+            ("all up release p50 us", lambda k, g: num(g.med("up_release_us.p50"))),
+            ("one stopped release p50 us", lambda k, g: num(g.med("release_us.p50"))),
+            ("÷ all up", lambda k, g: num(g.med("release_p50_vs_up"), 2)),
+            ("one stopped max us: acquire / release",
+             lambda k, g: f"{num(g.med('acquire_us.max'))} / {num(g.med('release_us.max'))}"),
+            ("errors acq/rel (max)", lambda k, g: errors(g)),
+        ]), "The same loop as (a) run twice in a row: with every node up, then with one node "
             "stopped (SIGSTOP) once the client is connected, so that it accepts requests and "
             "never answers, and continued (SIGCONT) afterwards. Four nodes still make the "
             "quorum, so every acquire and release must succeed; what the stopped node may cost "
             "is its per-node deadline (expiry × timeout_factor, 400 ms by default) wherever "
             "an operation waits for every node instead of for the decision.")
-        lines.append("")
 
     # --- contended ----------------------------------------------------------------------
     con = sorted((k for k in groups if k[0] == "contended"),
                  key=lambda k: (k[3] != "fast", k[4], k[1], k[2]), reverse=True)
     if con:
-        lines.append("### (b) Contended: workers competing for one key")
-        lines.append("")
-        rows = []
-        for k in con:
-            g = groups[k]
-            rows.append([
-                k[1], k[2], g.first("retry_delay"), k[4],
-                spread(g, "acquisitions_per_s"), num(g.med("vs_hold_ceiling"), 2),
-                spread(g, "handoffs_per_s", 1),
-                num(g.med("gap_after_release_done_us.mean")),
-                num(g.med("gap_after_release_done_us.p50")),
-                num(g.med("gap_after_release_start_us.p50")),
-                num(g.med("handoff_gap_after_release_start_us.p50")),
-                num(g.med("handoff_gap_p50_in_node_round_trips"), 1),
-                num(g.med("handoff_gap_p50_in_quorum_rounds"), 1),
-                num(g.med("handoff_gap_p50_in_quorum_rounds_after_idle"), 1),
-                f"{num(g.lo('per_worker_min'))} / {num(g.hi('per_worker_max'))}",
-                num(g.lo("per_worker_min_vs_mean"), 2),
-                f"{num(g.med('longest_same_worker_run'))} / "
-                f"{num(g.med('longest_same_worker_run_ms'), 1)}",
-                num(sum(g.values("violations")))])
-        lines.append(table(
-            ["workers", "hold ms", "retry delay", "clients", "acquisitions/s",
-             "÷ hold ceiling", "handoffs/s", "gap mean us", "gap p50 us",
-             "gap p50 from release start us", "handoff gap p50 from release start us",
-             "handoff gap ÷ node RTT", "handoff gap ÷ quorum round",
-             "handoff gap ÷ quorum round after 1 ms idle", "per-worker min / max (all runs)",
-             "per-worker min ÷ mean (lowest run)", "longest run by one worker: acquisitions / ms",
-             "violations (sum)"], rows))
-        lines.append("")
-        lines.append(
-            "Gap: from the previous holder's release completing to the next acquire "
-            "completing (it can be negative: the next acquire may reach its quorum before the "
-            "releaser has every node's reply); \"from release start\": from the previous "
-            "holder leaving the critical section. Handoff: the lock goes to another worker. "
-            "\"After 1 ms idle\": the raw round measured after the machine idled as long as a "
-            "hold, since idle CPUs (of this VM especially) wake slowly. "
-            "Per-worker min ÷ mean: the least served worker's acquisitions against an even "
-            "share (1 is perfectly even). Longest run: the most consecutive acquisitions by one "
-            "worker (with a client per worker, one client) while the others waited, and how "
-            "long it lasted from its first acquisition to leaving its last critical section. "
-            f"Peers: {PEERS['contended_acq_per_s'][0]}–{PEERS['contended_acq_per_s'][1]} "
-            f"acquisitions/s, mean gaps {PEERS['contended_gap_mean_us'][0]}–"
-            f"{PEERS['contended_gap_mean_us'][1]} us, {PEERS['contended_handoffs_per_s'][0]}–"
-            f"{PEERS['contended_handoffs_per_s'][1]} handoffs/s with their default retry "
-            "delays.")
-        lines.append("")
+        section(lines, "(b) Contended: workers competing for one key", column_table(groups, con, [
+            ("workers", lambda k, g: k[1]),
+            ("hold ms", lambda k, g: k[2]),
+            ("retry delay", lambda k, g: g.first("retry_delay")),
+            ("clients", lambda k, g: k[4]),
+            ("acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
+            ("÷ hold ceiling", lambda k, g: num(g.med("vs_hold_ceiling"), 2)),
+            ("handoffs/s", lambda k, g: spread(g, "handoffs_per_s", 1)),
+            ("gap mean us", lambda k, g: num(g.med("gap_after_release_done_us.mean"))),
+            ("gap p50 us", lambda k, g: num(g.med("gap_after_release_done_us.p50"))),
+            ("gap p50 from release start us",
+             lambda k, g: num(g.med("gap_after_release_start_us.p50"))),
+            ("handoff gap p50 from release start us",
+             lambda k, g: num(g.med("handoff_gap_after_release_start_us.p50"))),
+            ("handoff gap ÷ node RTT",
+             lambda k, g: num(g.med("handoff_gap_p50_in_node_round_trips"), 1)),
+            ("handoff gap ÷ quorum round",
+             lambda k, g: num(g.med("handoff_gap_p50_in_quorum_rounds"), 1)),
+            ("handoff gap ÷ quorum round after 1 ms idle",
+             lambda k, g: num(g.med("handoff_gap_p50_in_quorum_rounds_after_idle"), 1)),
+            ("per-worker min / max (all runs)",
+             lambda k, g: f"{num(g.lo('per_worker_min'))} / {num(g.hi('per_worker_max'))}"),
+            ("per-worker min ÷ mean (lowest run)",
+             lambda k, g: num(g.lo("per_worker_min_vs_mean"), 2)),
+            ("longest run by one worker: acquisitions / ms",
+             lambda k, g: f"{num(g.med('longest_same_worker_run'))} / "
+                          f"{num(g.med('longest_same_worker_run_ms'), 1)}"),
+            ("violations (sum)", lambda k, g: num(sum(g.values("violations")))),
+        ]), " ".join(note for note, field in CONTENDED_NOTES
+                     if field is None or any(groups[k].values(field) for k in con)))
 
     # --- held -----------------------------------------------------------------------------
     held = sorted(k for k in groups if k[0] == "held")
     if held:
-        lines.append("### (c) Held: K guards kept alive at once")
-        lines.append("")
-        rows = []
-        for k in held:
-            g = groups[k]
-            rows.append([
-                num(k[1]), f"{k[2] / 1000:g} s", k[3], spread(g, "bytes_per_guard"),
-                num(g.med("acquire_per_s")), num(g.med("extends_per_s")),
-                num(g.med("extend_us.p50")), spread(g, "client_cores", 3),
-                num(g.med("cpu_us_per_extend"), 1), cores(g.med("servers_cores")),
-                f"{num(g.lo('still_owned'))} of {num(k[1])}",
-                num(g.hi("extend_errors"))])
-        lines.append(table(
-            ["K", "expiry", "extended by", "client bytes per guard", "acquired/s",
-             "extensions/s", "extend p50 us", "client cores", "client CPU us per extension",
-             "servers cores", "still owned (min)", "extend errors (max)"], rows))
-        lines.append("")
+        section(lines, "(c) Held: K guards kept alive at once", column_table(groups, held, [
+            ("K", lambda k, g: num(k[1])),
+            ("expiry", lambda k, g: f"{k[2] / 1000:g} s"),
+            ("extended by", lambda k, g: k[3]),
+            ("client bytes per guard", lambda k, g: spread(g, "bytes_per_guard")),
+            ("acquired/s", lambda k, g: num(g.med("acquire_per_s"))),
+            ("extensions/s", lambda k, g: num(g.med("extends_per_s"))),
+            ("extend p50 us", lambda k, g: num(g.med("extend_us.p50"))),
+            ("client cores", lambda k, g: spread(g, "client_cores", 3)),
+            ("client CPU us per extension", lambda k, g: num(g.med("cpu_us_per_extend"), 1)),
+            ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+            ("still owned (min)", lambda k, g: f"{num(g.lo('still_owned'))} of {num(k[1])}"),
+            ("extend errors (max)", lambda k, g: num(g.hi("extend_errors"))),
+        ]))
 
     # --- targets ------------------------------------------------------------------------
+    checks = target_checks(groups, unc, deg, con, held, pipelined)
+    if checks:
+        section(lines, "Targets", table(
+            ["target", "measured (median)", "met"],
+            [[t, m, (note + ": " if note else "") + ("yes" if ok else "**no**")]
+             for t, m, note, ok in checks]))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def target_checks(groups, unc, deg, con, held, pipelined):
+    """(target, measured, note, met) for each performance target the runs have data for."""
     checks = []
     best = max(unc, key=lambda k: groups[k].med("cycles_per_s") or 0, default=None)
     if best and best[1] >= 64:
@@ -383,52 +414,41 @@ def render(groups, metas, png_name):
         r = groups[k].med("release_p50_vs_up")
         checks.append((f"(e) C={k[1]}, one node stopped: release p50 ≤ 1.5 × all up",
                        f"{num(r, 2)}×", None, r is not None and r <= 1.5))
-    if con:
-        def variant(k):
-            return f"{k[3]}/{k[4]}"
 
-        def per_variant(label, measure):
-            cells = []
-            met = 0
-            for k in con:
-                value, good = measure(groups[k])
-                cells.append(f"{variant(k)} {value}")
-                met += bool(good)
-            checks.append((label, ", ".join(cells), f"{met} of {len(con)} variants",
-                           met == len(con)))
+    def per_variant(label, value, digits, good):
+        """One target over the contended variants; left out when no run measured it."""
+        values = [value(groups[k]) for k in con]
+        if all(v is None for v in values):
+            return
+        met = sum(1 for v in values if v is not None and good(v))
+        cells = [f"{k[3]}/{k[4]} {num(v, digits)}" for k, v in zip(con, values)]
+        checks.append((label, ", ".join(cells), f"{met} of {len(con)} variants", met == len(con)))
 
-        per_variant("(b) handoff gap p50 (from release start) ≤ 2 node round trips",
-                    lambda g: (num(g.med("handoff_gap_p50_in_node_round_trips"), 1),
-                               (g.med("handoff_gap_p50_in_node_round_trips") or 99) <= 2))
-        def done_in_round_trips(g):
-            # The same gap counted from the releaser's release completing, in node round
-            # trips of the same run (the bench reports the one from release start).
-            vals = []
-            for r in g.runs:
-                start = r.get("handoff_gap_after_release_start_us.p50")
-                trips = r.get("handoff_gap_p50_in_node_round_trips")
-                done = r.get("handoff_gap_after_release_done_us.p50")
-                if start and trips and done is not None:
-                    vals.append(done / (start / trips))
-            return statistics.median(vals) if vals else None
+    def done_in_round_trips(g):
+        # The handoff gap counted from the releaser's release completing, in node round trips
+        # of the same run (the program reports the one from release start).
+        vals = []
+        for r in g.runs:
+            start = r.get("handoff_gap_after_release_start_us.p50")
+            trips = r.get("handoff_gap_p50_in_node_round_trips")
+            done = r.get("handoff_gap_after_release_done_us.p50")
+            if start and trips and done is not None:
+                vals.append(done / (start / trips))
+        return statistics.median(vals) if vals else None
 
-        def done_gap_check(g):
-            trips = done_in_round_trips(g)
-            return num(trips, 1), trips is not None and trips <= 2
-
-        per_variant("(b) handoff gap p50 (from the release completing) ≤ 2 node round trips",
-                    done_gap_check)
-        per_variant("(b) acquisitions/s ≥ 0.9 of the 1 ms hold's ceiling",
-                    lambda g: (num(g.med("vs_hold_ceiling"), 2),
-                               (g.med("vs_hold_ceiling") or 0) >= 0.9))
-        per_variant("(b) no worker at 0 acquisitions (min over runs)",
-                    lambda g: (num(g.lo("per_worker_min")), (g.lo("per_worker_min") or 0) > 0))
-        per_variant("(b) every worker at least half the mean share (lowest run)",
-                    lambda g: (num(g.lo("per_worker_min_vs_mean"), 2),
-                               (g.lo("per_worker_min_vs_mean") or 0) >= 0.5))
-        per_variant("(b) mutual-exclusion violations = 0 (sum over runs)",
-                    lambda g: (num(sum(g.values("violations"))),
-                               sum(g.values("violations")) == 0))
+    per_variant("(b) handoff gap p50 (from release start) ≤ 2 node round trips",
+                lambda g: g.med("handoff_gap_p50_in_node_round_trips"), 1, lambda v: v <= 2)
+    per_variant("(b) handoff gap p50 (from the release completing) ≤ 2 node round trips",
+                done_in_round_trips, 1, lambda v: v <= 2)
+    per_variant("(b) acquisitions/s ≥ 0.9 of the 1 ms hold's ceiling",
+                lambda g: g.med("vs_hold_ceiling"), 2, lambda v: v >= 0.9)
+    per_variant("(b) no worker at 0 acquisitions (min over runs)",
+                lambda g: g.lo("per_worker_min"), 0, lambda v: v > 0)
+    per_variant("(b) every worker at least half the mean share (lowest run)",
+                lambda g: g.lo("per_worker_min_vs_mean"), 2, lambda v: v >= 0.5)
+    per_variant("(b) mutual-exclusion violations = 0 (sum over runs)",
+                lambda g: sum(g.values("violations")) if g.values("violations") else None, 0,
+                lambda v: v == 0)
     for k in held:
         if k[1] >= 100000:
             g = groups[k]
@@ -438,14 +458,19 @@ def render(groups, metas, png_name):
                            b <= 1024))
             checks.append((f"(c) K={num(k[1])}: client < 1/3 core at {k[2] / 1000:g} s expiry",
                            f"{num(c, 3)} cores", None, c < 1 / 3))
-    if checks:
-        lines.append("### Targets of issue 5")
-        lines.append("")
-        lines.append(table(["target", "measured (median)", "met"],
-                           [[t, m, (note + ": " if note else "") + ("yes" if ok else "**no**")]
-                            for t, m, note, ok in checks]))
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return checks
+
+
+def split_doc(text, path):
+    """(before, block, after) of a document around its generated block (block None when it
+    has none)."""
+    if text.count(BEGIN) > 1 or text.count(END) > 1:
+        sys.exit(f"plot.py: {path} has more than one {BEGIN} ... {END} block; keep one")
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        block, tail = rest.split(END, 1)
+        return head, block.strip("\n") + "\n", tail.lstrip("\n")
+    return text, None, ""
 
 
 def write_doc(path, body):
@@ -455,11 +480,8 @@ def write_doc(path, body):
             text = f.read()
     else:
         text = "# Benchmarks\n\n## Results\n\n"
-    if text.count(BEGIN) > 1 or text.count(END) > 1:
-        sys.exit(f"plot.py: {path} has more than one {BEGIN} ... {END} block; keep one")
-    if BEGIN in text and END in text:
-        head = text[:text.index(BEGIN)]
-        tail = text[text.index(END) + len(END):].lstrip("\n")
+    head, old, tail = split_doc(text, path)
+    if old is not None:
         text = head + block + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + block
@@ -517,22 +539,63 @@ def plot(groups, png):
     return True
 
 
+def repo_relative(path):
+    """A log's path as the document records it: relative to the repository when inside it."""
+    path = os.path.abspath(path)
+    return os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
+
+
+def check(doc, png):
+    """0 when the generated block of `doc` is what its own logs give now; 1 with a diff
+    otherwise. The logs are those its first line names, and must lie in the repository."""
+    with open(doc, encoding="utf-8") as f:
+        _, block, _ = split_doc(f.read(), doc)
+    if block is None or not block.startswith(LOGS):
+        print(f"plot.py: {doc} has no generated block naming its logs ({LOGS} ...)")
+        return 1
+    sources = block.split("\n", 1)[0][len(LOGS):].replace("-->", "").split()
+    outside = [s for s in sources if os.path.isabs(s) or not os.path.isfile(os.path.join(ROOT, s))]
+    if outside or not sources:
+        print(f"plot.py: {doc} was generated from logs that are not in the repository: "
+              f"{' '.join(outside) or '(none)'}; copy them to bench/results/NAME/ and rerun "
+              f"bench/plot.py with them")
+        return 1
+    groups, metas = read_runs([os.path.join(ROOT, s) for s in sources])
+    png_name = os.path.relpath(png, os.path.dirname(os.path.abspath(doc)))
+    expected = render(groups, metas, png_name if os.path.isfile(png) else None, sources)
+    if expected == block:
+        print(f"plot.py: the tables of {doc} match {len(sources)} log(s)")
+        return 0
+    print(f"plot.py: the tables of {doc} differ from what bench/plot.py makes of its logs "
+          f"(rerun: bench/plot.py --doc {doc} {' '.join(sources)}):")
+    sys.stdout.writelines(difflib.unified_diff(block.splitlines(True), expected.splitlines(True),
+                                               "document", "generated"))
+    return 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--doc", default="docs/benchmarks.md")
-    ap.add_argument("--png", default="docs/benchmarks-latency.png")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--png", default=os.path.join(ROOT, "docs", "benchmarks-latency.png"))
     ap.add_argument("--stdout", action="store_true", help="print the tables, write nothing")
-    ap.add_argument("logs", nargs="+")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when the document's tables differ from what its logs give")
+    ap.add_argument("logs", nargs="*")
     a = ap.parse_args()
+    if a.check:
+        sys.exit(check(a.doc, a.png))
+    if not a.logs:
+        ap.error("no logs given")
     groups, metas = read_runs(a.logs)
     if not groups:
         sys.exit("plot.py: no RESULT lines in " + " ".join(a.logs))
+    sources = [repo_relative(p) for p in a.logs]
     png_name = os.path.relpath(a.png, os.path.dirname(os.path.abspath(a.doc)) or ".")
     if a.stdout:
-        print(render(groups, metas, None))
+        print(render(groups, metas, None, sources))
         return
-    have_png = plot(groups, os.path.abspath(a.png))
-    write_doc(a.doc, render(groups, metas, png_name if have_png else None))
+    have_png = plot(groups, os.path.abspath(a.png)) or os.path.isfile(a.png)
+    write_doc(a.doc, render(groups, metas, png_name if have_png else None, sources))
     print(f"plot.py: wrote {a.doc}" + (f" and {a.png}" if have_png else ""))
 
 

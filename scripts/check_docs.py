@@ -3,7 +3,7 @@
 
 Usage, from anywhere (ctest runs it as the `docs_check` test):
 
-    python3 scripts/check_docs.py [REPOSITORY_ROOT]
+    python3 scripts/check_docs.py [--doxygen PATH] [REPOSITORY_ROOT]
 
 What it checks, each failure reported as file:line:
 
@@ -17,31 +17,35 @@ What it checks, each failure reported as file:line:
 2. Names in code (code spans, fenced and indented code blocks; prose is not checked):
    - `redlock::name` and `redlock::name::member` must be public names of the headers
      include/redlock/*.hpp (classes, structs, enums and their values, functions,
-     fields, aliases, public members; `X::X` for a constructor), as
-     scripts/api_reference.py reads them;
+     fields, aliases, public members; `X::X` for a constructor), as Doxygen reads them;
    - `type::member` with `type` one of redlock's public classes, structs or enums
      (`guard::until`, `options::expiry`, `error::lost`), checked the same way;
-   - `redlock::detail::...` names an implementation detail (profiler output in
-     docs/benchmarks.md): each of its parts must still be an identifier of src/ or
+   - `redlock::detail::...` names an implementation detail (where a doc explains the
+     library's inside): each of its parts must still be an identifier of src/ or
      include/redlock/ (detail helpers live in both), so a renamed function is noticed;
    - `#include <redlock/...>` must name an existing header.
    The few legitimate redlock:: names that are not C++ declarations are in ALLOWED below.
-3. docs/api-reference.md is up to date with the headers (`api_reference.py --check`).
+3. The API reference builds: Doxygen runs over the public headers with the repository's
+   Doxyfile (XML output only, in a temporary directory), and each of its warnings (an
+   undocumented public declaration, a broken command in a /// comment) is a problem. The
+   public names of check 2 come from that XML.
 
-Python 3.11 standard library only.
+Python 3.11 standard library only, and Doxygen (`doxygen` on PATH, or --doxygen).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import unicodedata
 import urllib.parse
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
-
-sys.dont_write_bytecode = True  # no scripts/__pycache__ left in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import api_reference  # noqa: E402  (the sibling script: header parsing and GitHub slugs)
 
 # redlock:: names that docs may use although no header declares them, and why.
 ALLOWED = {
@@ -74,6 +78,17 @@ class Markdown:
     prose: list[tuple[int, str]] = field(default_factory=list)  # (line, text), code masked
     anchors: set[str] = field(default_factory=set)
     definitions: dict[str, tuple[int, str]] = field(default_factory=dict)  # reference links
+
+
+def github_slug(text: str) -> str:
+    """The anchor GitHub gives a heading, from its rendered text (before de-duplication):
+    lower case, punctuation other than '-' and '_' dropped, spaces turned into '-'."""
+    kept = []
+    for c in text.strip().lower():
+        category = unicodedata.category(c)
+        if c in " -_" or category[0] in "LNM" or category == "Pc":
+            kept.append("-" if c == " " else c)
+    return "".join(kept)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:
@@ -130,7 +145,7 @@ def parse_markdown(path: Path) -> Markdown:
     slugs: dict[str, int] = {}
 
     def add_anchor(text: str) -> None:
-        slug = api_reference.github_slug(text)
+        slug = github_slug(text)
         n = slugs.get(slug, 0)
         doc.anchors.add(slug if n == 0 else f"{slug}-{n}")
         slugs[slug] = n + 1
@@ -217,9 +232,80 @@ def normalize_label(label: str) -> str:
     return " ".join(label.lower().split())
 
 
+class DoxygenError(Exception):
+    pass
+
+
+def run_doxygen(root: Path, doxygen: str, out_dir: Path) -> list[str]:
+    """Runs Doxygen with the repository's Doxyfile, XML output only, into out_dir; returns its
+    warnings (one string each, paths relative to root)."""
+    config = (f'@INCLUDE = "{root / "Doxyfile"}"\n'
+              f'OUTPUT_DIRECTORY = "{out_dir}"\n'
+              "GENERATE_HTML = NO\n"
+              "GENERATE_XML = YES\n"
+              "WARN_AS_ERROR = NO\n")  # all warnings are reported below, not only the first
+    try:
+        result = subprocess.run([doxygen, "-"], input=config, cwd=root, capture_output=True,
+                                text=True, timeout=120)
+    except OSError as e:
+        raise DoxygenError(f"cannot run {doxygen}: {e}") from e
+    if result.returncode != 0 or not (out_dir / "xml" / "index.xml").is_file():
+        raise DoxygenError(f"{doxygen} failed (exit status {result.returncode}):\n"
+                           f"{result.stderr.strip()}")
+    prefix = str(root) + "/"
+    return [w.replace(prefix, "") for w in result.stderr.splitlines() if w.strip()]
+
+
+@dataclass(frozen=True)
+class PublicName:
+    kind: str  # Doxygen's: class, struct, union, enum, enumvalue, function, variable, typedef
+
+    @property
+    def is_type(self) -> bool:
+        return self.kind in ("class", "struct", "union", "enum")
+
+
+def public_names(xml_dir: Path) -> dict[str, PublicName]:
+    """Every public qualified name Doxygen found in namespace redlock, e.g.
+    "redlock::guard::until" (not redlock::detail). Constructors appear as "redlock::X::X",
+    operators as "redlock::X::operator", enum values as "redlock::error::lost"."""
+    names: dict[str, PublicName] = {}
+
+    def public(name: str) -> bool:
+        return (name == "redlock" or name.startswith("redlock::")) and not name.startswith("redlock::detail")
+
+    for path in sorted(xml_dir.glob("*.xml")):
+        if path.name == "index.xml" or path.name.startswith(("dir_", "Doxyfile")):
+            continue
+        for compound in ElementTree.parse(path).getroot().iter("compounddef"):
+            scope = compound.findtext("compoundname", "")
+            kind = compound.get("kind", "")
+            if kind not in ("namespace", "class", "struct", "union") or not public(scope):
+                continue
+            if kind != "namespace":
+                if compound.get("prot", "public") != "public":
+                    continue
+                names.setdefault(scope, PublicName(kind))
+                short = scope.rsplit("::", 1)[-1]
+                names.setdefault(f"{scope}::{short}", PublicName("function"))  # constructors
+            for member in compound.iter("memberdef"):
+                if member.get("prot") != "public":
+                    continue
+                name = member.findtext("name", "").lstrip("~")
+                if name.startswith("operator"):
+                    name = "operator"  # how a doc writes it in a code span: X::operator()
+                qualified = f"{scope}::{name}"
+                names.setdefault(qualified, PublicName(member.get("kind", "")))
+                for value in member.iter("enumvalue"):
+                    names.setdefault(f"{qualified}::{value.findtext('name')}", PublicName("enumvalue"))
+    return names
+
+
 class Checker:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, doxygen: str):
         self.root = root.resolve()
+        self.doxygen = doxygen
+        self.warnings: list[str] = []  # Doxygen's
         self.problems: list[tuple[str, int, str]] = []  # (file, line, message)
         self.docs: dict[Path, Markdown] = {}
         self.links = 0
@@ -282,12 +368,17 @@ class Checker:
 
     # -- names
     def load_names(self) -> bool:
-        try:
-            headers = api_reference.read_headers(self.root)
-        except api_reference.ParseError as e:
-            self.problems.append(("include/redlock", 0, f"cannot read the public headers: {e}"))
+        with tempfile.TemporaryDirectory(prefix="redlock-doxygen-") as out:
+            try:
+                warnings = run_doxygen(self.root, self.doxygen, Path(out))
+            except DoxygenError as e:
+                self.problems.append(("Doxyfile", 0, f"the API reference does not build: {e}"))
+                return False
+            self.warnings = warnings
+            self.public = public_names(Path(out) / "xml")
+        if not self.public:
+            self.problems.append(("Doxyfile", 0, "Doxygen found no public name in namespace redlock"))
             return False
-        self.public = api_reference.public_names(headers)
         # Public types that docs name without the namespace: guard::until, error::lost.
         self.types = sorted(
             {n.split("::")[1] for n, kind in self.public.items() if n.count("::") == 1 and kind.is_type},
@@ -336,25 +427,34 @@ class Checker:
             if names_ok:
                 self.check_names(doc)
         for file, line, message in sorted(self.problems):
-            print(f"{file}:{line}: {message}" if line else message)
-        reference_status = api_reference.check(self.root)
-        if self.problems or reference_status:
-            print(f"check_docs.py: {len(self.problems)} broken reference(s)"
-                  + ("; docs/api-reference.md is out of date" if reference_status else ""))
+            print(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        for warning in self.warnings:
+            print(f"doxygen: {warning}")
+        if self.problems or self.warnings:
+            print(f"check_docs.py: {len(self.problems)} broken reference(s), "
+                  f"{len(self.warnings)} Doxygen warning(s)")
             return 1
         print(f"check_docs.py: {len(files)} files, {self.links} links, {self.names} names: all resolve; "
-              f"{api_reference.OUTPUT} is up to date")
+              f"Doxygen: {len(self.public)} public names, no warnings")
         return 0
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
-        print(__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("root", nargs="?", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the repository root (default: this script's checkout)")
+    parser.add_argument("--doxygen", default=shutil.which("doxygen"),
+                        help="the doxygen executable (default: doxygen on PATH)")
+    args = parser.parse_args(argv[1:])
+    if not args.doxygen:
+        print("check_docs.py: doxygen not found (apt-get install doxygen, or --doxygen PATH)")
         return 2
-    root = Path(argv[1]) if len(argv) == 2 else Path(__file__).resolve().parent.parent
+    root = args.root.resolve()
     files = [root / "README.md"] + sorted((root / "docs").glob("**/*.md"))
     files = [f for f in files if f.is_file()]
-    return Checker(root).run(files)
+    return Checker(root, args.doxygen).run(files)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Installs those of the given Debian packages that are missing (with sudo when not root).
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    local sudo_cmd=()
+    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+# The docs test builds the API reference with Doxygen.
+install_missing doxygen
 scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON
 echo "== tests (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j 2
@@ -24,16 +40,7 @@ fi
 
 if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
   echo "== clang: build and tests, clang-tidy on src/, clang-format check"
-  missing=()
-  for p in clang clang-tidy clang-format libclang-rt-14-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    sudo_cmd=()
-    [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
+  install_missing clang clang-tidy clang-format libclang-rt-14-dev
   CXX=clang++ scripts/setup.sh build-clang -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_BUILD_BENCH=OFF \
     -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
   ctest --test-dir build-clang --output-on-failure -j 2 -LE "packaging|faults"

@@ -2,9 +2,11 @@
 
 #include "detail/misconfiguration.hpp"
 
-#include <boost/uuid/detail/sha1.hpp>
+#include <openssl/evp.h>
 
-#include <cstdio>
+#include <array>
+#include <cstddef>
+#include <stdexcept>
 
 namespace redlock::detail {
 namespace {
@@ -251,17 +253,24 @@ command script_command(std::string_view text, std::string_view sha,
     return c;
 }
 
+// Redis names a script by the lowercase hex SHA-1 of its text. OpenSSL's EVP interface is
+// public and stable, unlike Boost's internal uuid/detail/sha1.hpp, whose digest type changed
+// in Boost 1.86 (a wrong name would only show as every EVALSHA falling back to EVAL).
 std::string script_sha1(std::string_view script)
 {
-    boost::uuids::detail::sha1 h;
-    h.process_bytes(script.data(), script.size());
-    boost::uuids::detail::sha1::digest_type digest;
-    h.get_digest(digest);
+    constexpr std::size_t sha1_size = 20;
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int size = 0;
+    if (EVP_Digest(script.data(), script.size(), digest.data(), &size, EVP_sha1(), nullptr) != 1 ||
+        size != sha1_size) {
+        throw std::runtime_error("redlock: OpenSSL could not compute a SHA-1 digest");
+    }
+    constexpr std::string_view hex_digits = "0123456789abcdef";
     std::string hex;
-    char part[9];
-    for (unsigned word : digest) {
-        std::snprintf(part, sizeof part, "%08x", word);
-        hex += part;
+    hex.reserve(2 * sha1_size);
+    for (std::size_t i = 0; i < sha1_size; ++i) {
+        hex += hex_digits[digest[i] >> 4];
+        hex += hex_digits[digest[i] & 0x0f];
     }
     return hex;
 }

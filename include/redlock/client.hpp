@@ -28,6 +28,7 @@ namespace redlock {
 class client
 {
   public:
+    /// The executor the client's operations run on (through a strand of its own).
     using executor_type = boost::asio::any_io_executor;
 
     /// Throws `boost::system::system_error` with `error::invalid_argument` and a message
@@ -35,8 +36,11 @@ class client
     client(const executor_type& ex, config cfg);
     client(const client&) = delete;
     client& operator=(const client&) = delete;
-    client(client&&) noexcept = default;
-    client& operator=(client&&) noexcept = default;
+    /// Takes over the connections and state of `other`, which may then only be destroyed or
+    /// assigned to.
+    client(client&& other) noexcept = default;
+    /// \copydoc client(client&&)
+    client& operator=(client&& other) noexcept = default;
     ~client();
 
     /// The executor given to the constructor.

@@ -43,6 +43,7 @@ void initiate_fenced_write(std::shared_ptr<fenced_store_impl> s, std::string key
 class fenced_store
 {
   public:
+    /// The executor the store's operations run on.
     using executor_type = boost::asio::any_io_executor;
 
     /// `cfg` must name exactly one node; its connection settings apply. Throws
@@ -50,8 +51,10 @@ class fenced_store
     fenced_store(const executor_type& ex, const config& cfg);
     fenced_store(const fenced_store&) = delete;
     fenced_store& operator=(const fenced_store&) = delete;
-    fenced_store(fenced_store&&) noexcept = default;
-    fenced_store& operator=(fenced_store&&) noexcept = default;
+    /// Takes over the connection of `other`, which may then only be destroyed or assigned to.
+    fenced_store(fenced_store&& other) noexcept = default;
+    /// \copydoc fenced_store(fenced_store&&)
+    fenced_store& operator=(fenced_store&& other) noexcept = default;
     /// Closes the connection; pending operations complete with an error.
     ~fenced_store();
 

@@ -36,15 +36,19 @@ class guard
   public:
     /// A guard that owns nothing.
     guard() noexcept;
+    /// Takes over the lock of `other`, which then owns nothing.
     guard(guard&& other) noexcept;
+    /// Starts the release of the lock this guard owns, if any (as the destructor does), then
+    /// takes over the lock of `other`, which then owns nothing.
     guard& operator=(guard&& other) noexcept;
     guard(const guard&) = delete;
     guard& operator=(const guard&) = delete;
     ~guard();
 
+    /// The executor type of the client that made it.
+    using executor_type = boost::asio::any_io_executor;
     /// The executor of the client that made it (empty for a default-constructed guard):
     /// where completions without an executor of their own run.
-    using executor_type = boost::asio::any_io_executor;
     executor_type get_executor() const noexcept;
 
     /// The lock's name (its Redis key); empty for a default-constructed guard.

@@ -27,9 +27,10 @@ namespace redlock {
 class mutex
 {
   public:
+    /// The executor type of the client that made it.
+    using executor_type = boost::asio::any_io_executor;
     /// The executor of the client that made it: where completions without an executor of
     /// their own run.
-    using executor_type = boost::asio::any_io_executor;
     executor_type get_executor() const noexcept;
 
     /// The lock's name: its Redis key, or for a multi-resource lock the keys joined by ", ".

@@ -103,7 +103,9 @@ struct options
 /// Checks lock options and a lock name; returns an empty string when they are usable, or a
 /// message naming the field that is wrong. Pure: does no I/O.
 std::string validate(const options& opts, std::string_view name);
-/// \overload for a multi-resource lock: at least one key, none empty, none twice.
+/// \overload
+///
+/// For a multi-resource lock: at least one key, none empty, none twice.
 std::string validate(const options& opts, const std::vector<std::string>& names);
 
 }  // namespace redlock

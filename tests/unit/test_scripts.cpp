@@ -68,6 +68,13 @@ BOOST_AUTO_TEST_CASE(script_sha1_vectors)
     BOOST_TEST(script_sha1("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d");
     BOOST_TEST(script_sha1("The quick brown fox jumps over the lazy dog") ==
                "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12");
+    // RFC 3174's vectors: a message of two blocks, and one of a million bytes.
+    BOOST_TEST(script_sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+               "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    BOOST_TEST(script_sha1(std::string(1000000, 'a')) ==
+               "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+    // Binary input: NUL and bytes above 0x7f are hashed as they are.
+    BOOST_TEST(script_sha1("\0\xff"s) == "aa3e5dcdd77b153f2e59bd0d8794fde33cb4e486");
 }
 
 const std::vector<std::string> one_key = {"lock:a"};
