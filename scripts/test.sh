@@ -2,23 +2,24 @@
 # Set-up, then every test: the normal build, then the same suite under
 # AddressSanitizer+UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
 # The suite starts and stops its own redis-server processes on free loopback ports.
+# Every build here treats warnings as errors (REDLOCK_WERROR, off for users' builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON
+scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_WERROR=ON
 echo "== tests (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j 2
 
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== tests under ASan+UBSan"
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
-    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF
+    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_WERROR=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging
 
   echo "== threaded tests under TSan"
   scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread -DREDLOCK_BUILD_BENCH=OFF \
-    -DREDLOCK_BUILD_EXAMPLES=OFF
+    -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_WERROR=ON
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
 fi
 
@@ -35,7 +36,7 @@ if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
   CXX=clang++ scripts/setup.sh build-clang -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_BUILD_BENCH=OFF \
-    -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+    -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDLOCK_WERROR=ON
   ctest --test-dir build-clang --output-on-failure -j 2 -LE "packaging|faults"
   clang-tidy -p build-clang --quiet src/*.cpp
   # One .clang-format for every C++ file of the project.
