@@ -10,6 +10,17 @@ scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DRE
 echo "== tests (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j 2
 
+# What users build: -O3 warns where -O2 does not. The library (shared here; the static one is
+# what the test build above packages), the tool and the examples, without the tests; then the
+# shared library's install, pkg-config file and Debian packages, each with the consumer program.
+echo "== Release build, shared library: library, tool, examples; packaging checks"
+scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DREDLOCK_WERROR=ON \
+  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=ON
+version=$(sed -n 's/^project(redlock VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+for way in find_package pkg-config deb; do
+  tests/packaging/consume.sh "$way" "$PWD" build-release "$version"
+done
+
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== tests under ASan+UBSan"
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
