@@ -2,6 +2,7 @@
 # Set-up, then every test: the normal build, then the same suite under
 # AddressSanitizer+UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
 # The suite starts and stops its own redis-server processes on free loopback ports.
+# Every build here treats warnings as errors (REDLOCK_WERROR, off for users' builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,20 +22,31 @@ install_missing() {
 
 # The docs test builds the API reference with Doxygen.
 install_missing doxygen
-scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON
+scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_WERROR=ON
 echo "== tests (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j 2
+
+# What users build: -O3 warns where -O2 does not. The library (shared here; the static one is
+# what the test build above packages), the tool and the examples, without the tests; then the
+# shared library's install, pkg-config file and Debian packages, each with the consumer program.
+echo "== Release build, shared library: library, tool, examples; packaging checks"
+scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DREDLOCK_WERROR=ON \
+  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=ON
+version=$(sed -n 's/^project(redlock VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+for way in find_package pkg-config deb; do
+  tests/packaging/consume.sh "$way" "$PWD" build-release "$version"
+done
 
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== tests under ASan+UBSan"
   scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
-    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF
+    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_WERROR=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging
 
   echo "== threaded tests under TSan"
   scripts/setup.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread -DREDLOCK_BUILD_BENCH=OFF \
-    -DREDLOCK_BUILD_EXAMPLES=OFF
+    -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_WERROR=ON
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
 fi
 
@@ -42,7 +54,7 @@ if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
   echo "== clang: build and tests, clang-tidy on src/, clang-format check"
   install_missing clang clang-tidy clang-format libclang-rt-14-dev
   CXX=clang++ scripts/setup.sh build-clang -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_BUILD_BENCH=OFF \
-    -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+    -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDLOCK_WERROR=ON
   ctest --test-dir build-clang --output-on-failure -j 2 -LE "packaging|faults"
   clang-tidy -p build-clang --quiet src/*.cpp
   # One .clang-format for every C++ file of the project.

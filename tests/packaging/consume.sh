@@ -1,24 +1,144 @@
 #!/usr/bin/env bash
-# Builds the consumer project against redlock one way (find_package | add_subdirectory |
-# fetchcontent) in a temp dir and runs it. For find_package, redlock is first installed from
-# BUILD_DIR into a temp prefix, and its pkg-config file is checked too.
-# Usage: consume.sh WAY SOURCE_DIR BUILD_DIR
+# Builds the consumer program (tests/packaging/consumer) against redlock one WAY, in a temp
+# dir, and runs it against a redis-server of its own (examples/run_example.sh): it must link,
+# report the expected version and lock.
+#
+#   consume.sh WAY SOURCE_DIR BUILD_DIR VERSION
+#
+# WAY is one of
+#   find_package      install BUILD_DIR into a prefix, move the prefix elsewhere (an install
+#                     must not depend on where it was made), CMake's find_package(redlock)
+#   pkg-config        the same install and move, then the compiler alone with
+#                     $(pkg-config --cflags --libs redlock), as docs/installation.md shows
+#   add_subdirectory  redlock's source tree inside the consumer's build
+#   fetchcontent      FetchContent from SOURCE_DIR (no network)
+#   deb               cpack's Debian packages of BUILD_DIR, checked (names, dependencies,
+#                     contents), unpacked with dpkg-deb -x, then find_package against them
+# Environment: REDLOCK_CONSUMER_CXX, the compiler (default c++); REDLOCK_CONSUMER_LAUNCHER,
+# a compiler launcher such as ccache (default none).
 set -euo pipefail
-way=$1 source_dir=$2 build_dir=$3
+
+if [ $# -ne 4 ]; then
+  echo "usage: $0 find_package|pkg-config|add_subdirectory|fetchcontent|deb SOURCE_DIR BUILD_DIR VERSION" >&2
+  exit 2
+fi
+way=$1 source_dir=$2 build_dir=$3 version=$4
+cxx=${REDLOCK_CONSUMER_CXX:-c++}
+consumer_source=$source_dir/tests/packaging/consumer
 work=$(mktemp -d "${TMPDIR:-/tmp}/redlock-consume-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-args=(-DREDLOCK_CONSUME="$way" -DREDLOCK_SOURCE_DIR="$source_dir" -DCMAKE_BUILD_TYPE=Release)
-if [ "$way" = find_package ]; then
-  cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
-  args+=(-DCMAKE_PREFIX_PATH="$work/prefix")
-  # The pkg-config file must describe a usable library too.
-  PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib/x86_64-linux-gnu/pkgconfig" \
-    pkg-config --cflags --libs redlock | grep -q -- "-lredlock"
+cmake_args=(-DCMAKE_CXX_COMPILER="$cxx")
+if [ -n "${REDLOCK_CONSUMER_LAUNCHER:-}" ]; then
+  cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$REDLOCK_CONSUMER_LAUNCHER")
 fi
-cmake -S "$source_dir/tests/packaging/consumer" -B "$work/build" "${args[@]}" >/dev/null
-cmake --build "$work/build" -j 2 >/dev/null
-# A port where nothing listens: the acquire must fail cleanly with a report.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$work/build/consumer" "redis://127.0.0.1:$port"
+
+# Runs a command with its output in a log, shown only when it fails.
+logged() {
+  local log=$work/$1.log
+  shift
+  if ! "$@" >"$log" 2>&1; then
+    echo "FAIL: $*" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+install_and_move() {
+  logged install cmake --install "$build_dir" --prefix "$work/staged"
+  mv "$work/staged" "$work/prefix"
+}
+
+# The directory holding redlock.pc under $1.
+pc_dir() {
+  local pc
+  pc=$(find "$1" -name redlock.pc | head -n 1)
+  [ -n "$pc" ] || fail "no redlock.pc under $1"
+  dirname "$pc"
+}
+
+cmake_consumer() {
+  local how=$1
+  shift
+  logged configure cmake -S "$consumer_source" -B "$work/build" -DREDLOCK_CONSUME="$how" \
+    "${cmake_args[@]}" "$@"
+  logged build cmake --build "$work/build" -j 2
+  consumer=$work/build/consumer
+}
+
+case $way in
+  find_package)
+    install_and_move
+    cmake_consumer find_package -DCMAKE_PREFIX_PATH="$work/prefix"
+    ;;
+  pkg-config)
+    install_and_move
+    export PKG_CONFIG_PATH
+    PKG_CONFIG_PATH=$(pc_dir "$work/prefix")
+    flags=$(pkg-config --cflags --libs redlock)
+    echo "pkg-config --cflags --libs redlock: $flags"
+    # The run path matters for a shared library only, as docs/installation.md says.
+    # shellcheck disable=SC2086  # the flags are words, as in a Makefile
+    logged build "$cxx" "$consumer_source/main.cpp" $flags \
+      -Wl,-rpath,"$(pkg-config --variable=libdir redlock)" -o "$work/consumer"
+    consumer=$work/consumer
+    ;;
+  add_subdirectory | fetchcontent)
+    cmake_consumer "$way" -DREDLOCK_SOURCE_DIR="$source_dir"
+    ;;
+  deb)
+    logged cpack cpack -G DEB --config "$build_dir/CPackConfig.cmake" -B "$work/debs"
+    shopt -s nullglob
+    debs=("$work"/debs/*.deb)
+    [ ${#debs[@]} -gt 0 ] || fail "cpack made no .deb: $(cat "$work/cpack.log")"
+    declare -A depends=()
+    for deb in "${debs[@]}"; do
+      package=$(dpkg-deb -f "$deb" Package)
+      depends[$package]=$(dpkg-deb -f "$deb" Depends)
+      [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "$package: version is not $version"
+      echo "$package: Depends: ${depends[$package]}"
+      dpkg-deb -x "$deb" "$work/root"
+    done
+    requires() { # PACKAGE DEPENDENCY...: PACKAGE's Depends names each DEPENDENCY
+      local package=$1 dep
+      shift
+      [ -n "${depends[$package]+set}" ] || fail "no $package package"
+      for dep in "$@"; do
+        [[ ", ${depends[$package]}," =~ ,\ ${dep}[\ ,] ]] || fail "$package does not depend on $dep"
+      done
+    }
+    # The shared library's package, libredlock<SOVERSION>, when there is one.
+    shared=$(printf '%s\n' "${!depends[@]}" | grep -E '^libredlock[0-9]' || true)
+    if [ -n "$shared" ]; then
+      requires "$shared" libc6 libssl3 libhiredis0.14
+      requires libredlock-dev "$shared" libboost1.81-dev
+      [ -L "$work/root/usr/lib/libredlock.so" ] || fail "libredlock-dev has no libredlock.so link"
+    else
+      requires libredlock-dev libboost1.81-dev libhiredis-dev libssl-dev
+      [ -f "$work/root/usr/lib/libredlock.a" ] || fail "libredlock-dev has no libredlock.a"
+    fi
+    if [ -n "${depends[redlock]+set}" ]; then
+      requires redlock libc6 libssl3 ${shared:+"$shared"}
+      [ "$("$work/root/usr/bin/redlock" --version)" = "redlock $version" ] ||
+        fail "the packaged redlock does not report version $version"
+      [ -s "$work/root/usr/share/man/man1/redlock.1" ] || fail "the redlock package has no man page"
+      [ -s "$work/root/usr/share/doc/redlock/LICENSE" ] || fail "the redlock package has no LICENSE"
+    fi
+    [ -s "$work/root/usr/share/doc/libredlock-dev/LICENSE" ] || fail "libredlock-dev has no LICENSE"
+    # The pkg-config file points into wherever the package was unpacked.
+    pkg_flags=$(PKG_CONFIG_PATH=$(pc_dir "$work/root") pkg-config --cflags --libs redlock)
+    [[ $pkg_flags == *"-I$work/root/usr/"* ]] || fail "pkg-config gives $pkg_flags"
+    cmake_consumer find_package -DCMAKE_PREFIX_PATH="$work/root/usr"
+    ;;
+  *)
+    fail "unknown way '$way'"
+    ;;
+esac
+
+"$source_dir/examples/run_example.sh" 1 "$consumer" "$version" @URLS@
 echo "consumed through $way: OK"
