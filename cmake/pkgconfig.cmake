@@ -33,7 +33,7 @@ foreach(dir IN LISTS Boost_INCLUDE_DIRS)
     string(APPEND REDLOCK_PC_CFLAGS " -I${dir}")
   endif()
 endforeach()
-string(APPEND REDLOCK_PC_CFLAGS " -std=c++20 -DBOOST_ASIO_NO_DEPRECATED -pthread")
+string(APPEND REDLOCK_PC_CFLAGS " -std=c++20 -pthread")
 
 set(REDLOCK_PC_LIBS "-L\${libdir} -lredlock")
 if(REDLOCK_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
