@@ -132,4 +132,9 @@ mutex client::make_mutex(std::string name)
     return make_mutex(std::move(name), options{});
 }
 
+mutex client::make_multi_mutex(std::vector<std::string> names)
+{
+    return make_multi_mutex(std::move(names), options{});
+}
+
 }  // namespace redlock

@@ -192,6 +192,11 @@ node node::from_url(std::string_view url)
             port_text = rest.substr(1);
         }
     } else {
+        if (rest.find(':') != rest.rfind(':')) {
+            // Several colons: an IPv6 address without its brackets.
+            reject("malformed node URL '" + redacted(url) +
+                   "': put an IPv6 host in brackets, as in redis://[::1]:6379");
+        }
         auto colon = rest.find(':');
         n.host = std::string(rest.substr(0, colon));
         if (colon != std::string_view::npos) {

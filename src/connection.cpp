@@ -101,14 +101,14 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
     ++stats_.requests;
     if (state_ == state::closed) {
         ++stats_.errors;
-        owner->deliver(index, exec_result{exec_result::status::failed, {}, last_error_});
+        owner->deliver(index, exec_result{exec_result::outcome::failed, {}, last_error_});
         return;
     }
     if (state_ == state::disconnected) {
         auto now = clock::now();
         if (now < retry_at_) {
             ++stats_.errors;
-            owner->deliver(index, exec_result{exec_result::status::failed,
+            owner->deliver(index, exec_result{exec_result::outcome::failed,
                                               {},
                                               last_error_ + "; next connect in " +
                                                   millis(remaining(retry_at_, now))});
@@ -117,7 +117,7 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
         start_connect();
     }
     write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
-    start_writer();
+    write_batch();
 }
 
 void connection::gave_up(bool timed_out)
@@ -203,13 +203,13 @@ asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point 
         if (cs.cancelled() != asio::cancellation_type::none) {
             req->abandoned = true;
             gave_up(false);
-            co_return exec_result{exec_result::status::cancelled, {}, "cancelled"};
+            co_return exec_result{exec_result::outcome::cancelled, {}, "cancelled"};
         }
         if (!ec || clock::now() >= deadline) {
             req->abandoned = true;
             gave_up(true);
             co_return exec_result{
-                exec_result::status::timed_out, {}, "no reply before the per-node deadline"};
+                exec_result::outcome::timed_out, {}, "no reply before the per-node deadline"};
         }
     }
     co_return std::move(req->result);
@@ -256,14 +256,6 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     }
     connected_before_ = true;
     backoff_ = settings_.backoff_min;
-    start_writer();
-}
-
-void connection::start_writer()
-{
-    // A request goes out at once unless a write is under way (or writes are held); what is
-    // queued meanwhile goes in one write when it completes. (Not deferred further: a round that
-    // stops early must still have sent its request to every node by the time it completes.)
     write_batch();
 }
 
@@ -275,7 +267,9 @@ void connection::resume_writes()
 }
 
 // Everything queued so far goes out in one write; what is queued while it is under way goes
-// in the next one.
+// in the next one. A request goes out at once unless a write is under way (or writes are
+// held): not deferred further, since a round that stops early must still have sent its
+// request to every node by the time it completes.
 void connection::write_batch()
 {
     if (writing_ || writes_held_ > 0 || state_ != state::connected || write_queue_.empty()) {
@@ -396,7 +390,7 @@ void connection::deliver(resp::reply reply)
         std::erase(scripts_sent_, e.cmd->script);
         e.fallback = true;
         write_queue_.push_back(std::move(e));
-        start_writer();
+        write_batch();
         return;
     }
     silent_so_far_ = false;
@@ -404,12 +398,12 @@ void connection::deliver(resp::reply reply)
         --given_up_;
         return;
     }
-    complete(e, exec_result{exec_result::status::replied, std::move(reply), {}});
+    complete(e, exec_result{exec_result::outcome::replied, std::move(reply), {}});
 }
 
 void connection::complete(entry& e, exec_result result)
 {
-    if (result.state == exec_result::status::replied) {
+    if (result.status == exec_result::outcome::replied) {
         ++stats_.replies;
         stats_.latency_us +=
             std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - e.sent).count();
@@ -461,7 +455,7 @@ void connection::fail_connection(const std::string& why)
     write_queue_.clear();
     for (entry& e : pending) {
         if (!e.given_up()) {
-            complete(e, exec_result{exec_result::status::failed, {}, why});
+            complete(e, exec_result{exec_result::outcome::failed, {}, why});
         }
     }
 }

@@ -90,10 +90,10 @@ class fenced_store_impl
                             : script_command(script, sha_of(script), {key}, {token_text, owner});
         exec_result r = co_await node->execute(
             std::move(cmd), clock::now() + std::chrono::milliseconds(timeout_ms.load()));
-        if (cancelled(cs) || r.state == exec_result::status::cancelled) {
+        if (cancelled(cs) || r.status == exec_result::outcome::cancelled) {
             co_return asio::error::operation_aborted;
         }
-        if (r.state != exec_result::status::replied) {
+        if (r.status != exec_result::outcome::replied) {
             note_error(node->name() + ": " + r.detail);
             co_return error::failed;
         }

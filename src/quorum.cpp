@@ -62,22 +62,22 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         }
         node_outcome& o = outcomes[i];
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-        switch (r.state) {
-            case exec_result::status::replied:
+        switch (r.status) {
+            case exec_result::outcome::replied:
                 o.status = read(r.reply, value, o.detail);
                 if (replies_with_token && o.status == node_status::ok && r.reply.integer > 0) {
                     o.fencing_token = static_cast<std::uint64_t>(r.reply.integer);
                 }
                 break;
-            case exec_result::status::timed_out:
+            case exec_result::outcome::timed_out:
                 o.status = node_status::timed_out;
                 o.detail = std::move(r.detail);
                 break;
-            case exec_result::status::failed:
+            case exec_result::outcome::failed:
                 o.status = node_status::error;
                 o.detail = std::move(r.detail);
                 break;
-            case exec_result::status::cancelled:
+            case exec_result::outcome::cancelled:
                 o.status = node_status::abandoned;
                 break;
         }

@@ -54,15 +54,17 @@ class client
     /// with `error::invalid_argument` and a message naming the field when the name is
     /// empty or an option is out of range. No I/O.
     mutex make_mutex(std::string name, options opts);
-    /// `make_mutex(name, options{})`. An overload, not a default argument: g++ 12 destroys
-    /// a default argument's temporary twice when the call sits inside a `co_await`
-    /// expression.
+    /// `make_mutex(name, options{})`. Overloads rather than default arguments (here and
+    /// below): g++ 12 destroys a default argument's temporary twice when the call sits inside
+    /// a `co_await` expression.
     mutex make_mutex(std::string name);
 
     /// A multi-resource lock over several keys: on each node all of them are set at once or
     /// none (a script), and one guard holds them all. Throws like `make_mutex`, also when
     /// `names` is empty or names a key twice.
-    mutex make_multi_mutex(std::vector<std::string> names, options opts = {});
+    mutex make_multi_mutex(std::vector<std::string> names, options opts);
+    /// `make_multi_mutex(names, options{})`.
+    mutex make_multi_mutex(std::vector<std::string> names);
 
     /// Waits until every release that guard destructors scheduled has finished, then closes
     /// the connections; later operations complete with `error::shut_down`.

@@ -39,8 +39,8 @@ struct command
 /// What one request to one node came to.
 struct exec_result
 {
-    enum class status { replied, timed_out, failed, cancelled };
-    status state = status::failed;
+    enum class outcome { replied, timed_out, failed, cancelled };
+    outcome status = outcome::failed;
     resp::reply reply;
     /// For timed_out and failed: what happened, for the per-node report.
     std::string detail;
@@ -133,7 +133,6 @@ class connection : public std::enable_shared_from_this<connection>
 
     void start_connect();
     boost::asio::awaitable<void> connect_loop(std::uint64_t generation);
-    void start_writer();
     void write_batch();
     void start_reader();
     void read_more();

@@ -166,6 +166,8 @@ BOOST_AUTO_TEST_CASE(malformed_urls_are_rejected_without_the_password)
         {"unix://:s3cr3t@tmp/redis.sock", "absolute path"},
         {"redis://:s3cr3t@[::1", "unclosed '['"},
         {"redis://:s3cr3t@[::1]x", "unexpected 'x'"},
+        {"redis://:s3cr3t@::1:6379", "put an IPv6 host in brackets"},
+        {"redis://:s3cr3t@fe80::1/2", "put an IPv6 host in brackets"},
     };
     for (const bad_url& c : cases) {
         BOOST_TEST_CONTEXT(c.url)
