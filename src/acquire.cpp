@@ -147,6 +147,24 @@ asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, co
     co_return t.reached() && clock::now() < until;
 }
 
+// The delete after a failed attempt, done once a quorum replied. A reentrant lock's count is
+// shared by the acquires of one mutex: where this attempt was refused (another owner held the
+// key), a count found there by the delete would be another acquire's of the same mutex, which
+// got the key meanwhile, so those nodes are left alone. Elsewhere the delete follows the
+// attempt on the same connection, so it undoes the attempt's own increment.
+round clean_up_round(const mutex_state& m, std::string_view value, const report& attempt)
+{
+    round r = release_round(m, value, true, stop_rule::quorum_replied);
+    if (m.opts.reentrant) {
+        r.skip.resize(attempt.nodes.size());
+        for (std::size_t i = 0; i < attempt.nodes.size(); ++i) {
+            r.skip[i] = attempt.nodes[i].status == node_status::taken;
+        }
+        r.skip_detail = "not sent: the attempt was refused here, so it holds nothing to undo";
+    }
+    return r;
+}
+
 using guard_result = std::tuple<error_code, guard>;
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
@@ -248,8 +266,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 // (connection::gave_up). Done once a quorum replied: those nodes no longer
                 // hold the value; the others' deletes go on in the background, even if the
                 // caller cancels meanwhile.
-                co_await run_round(c->connections,
-                                   release_round(*m, value, true, stop_rule::quorum_replied));
+                co_await run_round(c->connections, clean_up_round(*m, value, rep));
                 c->waiters->attempt_failed(m->keys);
                 act = fsm.cleaned_up(quorum_ruled_out(rep.nodes), cancelled(cs));
                 break;

@@ -93,6 +93,17 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
 
     bool given_up(std::uint32_t i) const noexcept override { return !pending[i]; }
 
+    // Node i does not get the round's command (see `round::skip`).
+    void skip(std::size_t i, std::string_view why)
+    {
+        node_outcome& o = outcomes[i];
+        o.status = node_status::missing;
+        o.detail = std::string(why);
+        pending[i] = 0;
+        --remaining;
+        seen.add(o.status);
+    }
+
     // Stops waiting for node i at the deadline. Its request stays in the connection's
     // pipeline; its reply is dropped. The connection hears of it: a server that lets every
     // request in flight time out is considered stuck.
@@ -234,6 +245,8 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     const bool shuffle = r.shuffle;
     // Ended once the requests are queued, and also if queueing them fails.
     write_hold hold = std::move(r.ends_hold);
+    const std::vector<bool> skip = std::move(r.skip);
+    const std::string_view skip_detail = r.skip_detail;
     auto st = std::make_shared<round_state>(ex, std::move(r), nodes);
 
     std::size_t order_buf[16];
@@ -250,7 +263,11 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     }
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         const std::size_t i = order[k];
-        nodes[i]->submit(st, static_cast<std::uint32_t>(i), st->cmd);
+        if (i < skip.size() && skip[i]) {
+            st->skip(i, skip_detail);
+        } else {
+            nodes[i]->submit(st, static_cast<std::uint32_t>(i), st->cmd);
+        }
     }
     hold.end();
 

@@ -39,6 +39,10 @@ struct round
     /// release's requests waiting for it ends once its requests are queued (or if queueing
     /// them fails: writes must never stay held).
     write_hold ends_hold{};
+    /// Nodes (by index, when not empty) that do not get the command: each counts at once as
+    /// `missing`, with `skip_detail`.
+    std::vector<bool> skip{};
+    std::string_view skip_detail{};
     /// Where the requests still pending when the round completes go on (see `run_round`);
     /// null: they are given up.
     std::shared_ptr<background_work> background{};

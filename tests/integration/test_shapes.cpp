@@ -125,6 +125,45 @@ BOOST_FIXTURE_TEST_CASE(counts_under_contention_from_another_owner, five_nodes)
     BOOST_TEST(deepest >= 2);  // two coroutines of one owner nest up to 4 holds
 }
 
+// The acquires of one reentrant mutex share its count: the clean-up of a failed attempt must
+// not reach the nodes where the attempt was refused, since a count found there would be
+// another acquire's of the same mutex (one that got the key after this attempt was refused).
+BOOST_FIXTURE_TEST_CASE(a_failed_attempt_undoes_nothing_where_it_was_refused, five_nodes)
+{
+    for (std::size_t i = 2; i < 5; ++i) {
+        redis_command(nodes[i].port(), {"HSET", "shared", "another owner", "1"});
+        redis_command(nodes[i].port(), {"PEXPIRE", "shared", "10000"});
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+        redis_command(nodes[i].port(), {"CONFIG", "RESETSTAT"});
+    }
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("shared", {.expiry = 10s, .reentrant = true});
+    auto [ec, g] = run(io, m.async_try_acquire(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(ec == redlock::error::taken);
+    BOOST_TEST(eventually([&] {
+        // Scripts run on each node: the attempt everywhere, the clean-up where it was granted.
+        for (std::size_t i = 0; i < 5; ++i) {
+            const std::string stats = redis_command(nodes[i].port(), {"INFO", "commandstats"});
+            const auto calls = [&](const std::string& cmd) {
+                const std::string field = "cmdstat_" + cmd + ":calls=";
+                const auto at = stats.find(field);
+                return at == std::string::npos ? 0L : std::stol(stats.substr(at + field.size()));
+            };
+            if (calls("eval") + calls("evalsha") != (i < 2 ? 2 : 1)) {
+                return false;
+            }
+        }
+        return true;
+    }));
+    for (std::size_t i = 0; i < 2; ++i) {
+        BOOST_TEST(redis_command(nodes[i].port(), {"EXISTS", "shared"}) == "0", "node " << i);
+    }
+    for (std::size_t i = 2; i < 5; ++i) {
+        BOOST_TEST(hold_count(nodes, i, "shared", "another owner") == 1, "node " << i);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(multi_resource)
