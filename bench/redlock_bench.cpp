@@ -256,8 +256,7 @@ void print_meta(const arguments& a, const bench::run_settings& rs)
 {
     std::string version;
     try {
-        const auto info =
-            bench::raw_request(bench::raw_node_from_url(rs.urls.at(0)), {"INFO", "server"});
+        const auto info = bench::node_request(rs.urls.at(0), {"INFO", "server"});
         const auto at = info.find("redis_version:");
         if (at != std::string::npos) {
             version = info.substr(at + 14, info.find('\r', at) - at - 14);
