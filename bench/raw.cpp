@@ -89,11 +89,13 @@ bool as_expected(const rd::request& r, const rd::exec_result& result, std::strin
     }
     std::string detail;
     if (r.read(result.reply, owner_value, detail) != redlock::node_status::ok) {
-        what = result.reply.is_error() ? result.reply.text
-               : detail.empty()
-                   ? "reply of kind " + std::to_string(static_cast<int>(result.reply.type)) + " '" +
-                         result.reply.text + "'"
-                   : detail;
+        if (!detail.empty()) {
+            what = detail;
+        } else if (result.reply.type == rd::resp::kind::integer) {
+            what = std::to_string(result.reply.integer);
+        } else {
+            what = result.reply.text.empty() ? "an empty or nil reply" : result.reply.text;
+        }
         return false;
     }
     return true;
