@@ -262,7 +262,7 @@ void print_meta(const arguments& a, const bench::run_settings& rs)
             version = info.substr(at + 14, info.find('\r', at) - at - 14);
         }
     } catch (const std::exception&) {
-        version = "unknown";  // e.g. a unix socket node
+        version = "unknown";  // e.g. a node that does not answer INFO (ACL)
     }
     utsname u{};
     ::uname(&u);
