@@ -1,10 +1,10 @@
 #pragma once
 
-// Scenario (d), the servers' bound: the lock protocol's command mix (SET key value NX PX
-// expiry, then the compare-and-delete script by EVALSHA, on every node) sent raw over plain
-// Asio sockets, with a fixed pipeline depth, and no lock logic at all. Whatever the library
-// reaches is then read as a share of what the same servers do for the same commands in the
-// same run.
+// Scenario (d), the servers' bound: the lock protocol's commands (the library's own SET NX PX
+// and compare-and-delete script, from src/detail/scripts) sent through the library's node layer
+// (src/detail/connection) with a fixed pipeline depth, and no lock logic at all. Whatever the
+// library reaches is then read as a share of what the same servers do for the same commands
+// over the same connections in the same run.
 
 #include "util.hpp"
 
@@ -16,27 +16,10 @@
 
 namespace bench {
 
-/// A TCP node and what its handshake needs.
-struct raw_node
-{
-    std::string host;
-    std::uint16_t port = 0;
-    std::string username;
-    std::string password;
-    int db = 0;
-};
-
-/// Parses a redis:// URL with the library's own parser; throws std::runtime_error for unix
-/// sockets and TLS, which the raw sender does not speak.
-raw_node raw_node_from_url(const std::string& url);
-
-/// One command, blocking (set-up only): the reply's text ("OK", the bulk string, the
-/// integer's digits). Throws std::runtime_error on an error reply or I/O failure.
-std::string raw_request(const raw_node& n, std::initializer_list<std::string_view> args);
-
-/// SCRIPT LOAD of the release script (the same text as the library's) on every node;
-/// returns its SHA-1.
-std::string load_release_script(const std::vector<raw_node>& nodes);
+/// One command to the node at `url` (any URL the library accepts), blocking: set-up only.
+/// The reply's text ("OK", the bulk string, the integer's digits). Throws std::runtime_error
+/// on an error reply, a failed connection or no reply within 5 s.
+std::string node_request(const std::string& url, std::initializer_list<std::string_view> args);
 
 struct raw_throughput_figures
 {
@@ -53,13 +36,15 @@ struct raw_throughput_figures
     double servers_cores = -1;
     /// Replies checked: every SET answered OK and every delete 1, no error reply.
     bool replies_as_expected = true;
+    /// The first reply (or failure) that was not as expected.
+    std::string first_unexpected;
 };
 
-/// `connections_per_node` connections to each node, all driven at once; each sends
-/// `depth` commands (depth/2 keys, SET then delete each; depth 1 alternates the two), waits
-/// for all replies, and repeats.
-raw_throughput_figures raw_throughput(const std::vector<raw_node>& nodes, const std::string& sha,
-                                      int depth, int connections_per_node, clock::duration warmup,
+/// `connections_per_node` connections to each node, all driven at once; each submits `depth`
+/// requests (depth/2 keys, SET then delete each; depth 1 alternates the two), which its
+/// connection writes together, waits for all their replies, and repeats.
+raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int depth,
+                                      int connections_per_node, clock::duration warmup,
                                       clock::duration measure, const std::string& key_prefix,
                                       const std::vector<int>& server_pids);
 
@@ -68,7 +53,7 @@ struct raw_latency_figures
     /// One node, one connection, one command at a time.
     samples node_set;
     samples node_delete;
-    /// All nodes at once, one connection each: the command written to every node, then
+    /// All nodes at once, one connection each: the command submitted to every node, then
     /// the replies awaited. Until the quorum's reply (the least an acquire can take) and
     /// until every reply (the least a release can take).
     samples round_set_quorum;
@@ -85,9 +70,9 @@ struct raw_latency_figures
 constexpr auto idle_pause = std::chrono::milliseconds(1);
 
 /// Round trips without load: a third of `measure` on one node, a third as all-node rounds
-/// back to back, a third as all-node rounds after an idle pause.
-raw_latency_figures raw_latency(const std::vector<raw_node>& nodes, const std::string& sha,
-                                clock::duration warmup, clock::duration measure,
-                                const std::string& key_prefix);
+/// back to back, a third as all-node rounds after an idle pause. Throws std::runtime_error
+/// on an unexpected reply.
+raw_latency_figures raw_latency(const std::vector<std::string>& urls, clock::duration warmup,
+                                clock::duration measure, const std::string& key_prefix);
 
 }  // namespace bench

@@ -256,14 +256,13 @@ void print_meta(const arguments& a, const bench::run_settings& rs)
 {
     std::string version;
     try {
-        const auto info =
-            bench::raw_request(bench::raw_node_from_url(rs.urls.at(0)), {"INFO", "server"});
+        const auto info = bench::node_request(rs.urls.at(0), {"INFO", "server"});
         const auto at = info.find("redis_version:");
         if (at != std::string::npos) {
             version = info.substr(at + 14, info.find('\r', at) - at - 14);
         }
     } catch (const std::exception&) {
-        version = "unknown";  // e.g. a unix socket node
+        version = "unknown";  // e.g. a node that does not answer INFO (ACL)
     }
     utsname u{};
     ::uname(&u);

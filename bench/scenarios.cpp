@@ -129,14 +129,10 @@ bool library_has_watchdog()
 server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
                         const std::vector<int>& connection_counts)
 {
-    std::vector<raw_node> nodes;
-    for (const auto& url : rs.urls) {
-        nodes.push_back(raw_node_from_url(url));
-    }
-    const std::string sha = load_release_script(nodes);
+    const std::vector<std::string>& nodes = rs.urls;
     server_bound b;
 
-    auto lat = raw_latency(nodes, sha, rs.warmup, rs.duration, rs.key_prefix + ":raw");
+    auto lat = raw_latency(nodes, rs.warmup, rs.duration, rs.key_prefix + ":raw");
     b.node_set_p50_us = lat.node_set.percentile_us(50);
     b.round_set_quorum_p50_us = lat.round_set_quorum.percentile_us(50);
     b.round_delete_p50_us = lat.round_delete.percentile_us(50);
@@ -165,7 +161,7 @@ server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
     for (int connections : connection_counts) {
         for (int depth : depths) {
             auto f =
-                raw_throughput(nodes, sha, depth, connections, rs.warmup, rs.duration,
+                raw_throughput(nodes, depth, connections, rs.warmup, rs.duration,
                                rs.key_prefix + ":raw:" + std::to_string(depth), rs.server_pids);
             double& slot = depth == 1 ? b.unpipelined_cycles_per_s : b.pipelined_cycles_per_s;
             slot = std::max(slot, f.cycles_per_s);
@@ -178,7 +174,8 @@ server_bound run_server(const run_settings& rs, const std::vector<int>& depths,
                 f.client_cores, cores_text(f.servers_cores).c_str(),
                 f.replies_as_expected ? "" : "; WARNING: unexpected replies"));
             if (!f.replies_as_expected) {
-                note_failure("server: the raw sender got replies other than OK and 1");
+                note_failure("server: the raw sender got replies other than OK and 1, first: " +
+                             f.first_unexpected);
             }
             result(json()
                        .add("scenario", "server")

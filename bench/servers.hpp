@@ -1,14 +1,15 @@
 #pragma once
 
-// The redis-server masters a benchmark run starts for itself: each on a free loopback port,
-// in its own temporary directory, without persistence (--save '' --appendonly no). They are
-// stopped and reaped (waitpid) when the object goes away, and also when the program is
-// interrupted (SIGINT, SIGTERM, SIGHUP), fails with an uncaught exception, or dies without
-// a chance to clean up (PR_SET_PDEATHSIG).
+// The redis-server masters a benchmark run starts for itself, by the test harness
+// (tests/common/redis_server.hpp): each on a free loopback port, in its own temporary
+// directory, without persistence. They go (killed, reaped, directory removed) when the object
+// goes away, and also when the program is interrupted (SIGINT, SIGTERM, SIGHUP) or fails with
+// an uncaught exception; they die with the program in any case (PR_SET_PDEATHSIG).
+
+#include "common/redis_server.hpp"
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,25 +26,14 @@ class local_servers
     local_servers& operator=(const local_servers&) = delete;
 
     /// "redis://127.0.0.1:PORT", one per server.
-    std::vector<std::string> urls() const;
+    std::vector<std::string> urls() const { return cluster_.urls(); }
     std::vector<pid_t> pids() const;
-    /// Stops every server (SIGTERM with a SIGCONT, in case a scenario left it stopped, then
-    /// SIGKILL after 2 s), reaps it, removes its directory. Idempotent.
-    void stop();
 
   private:
-    struct server
-    {
-        pid_t pid = -1;
-        std::uint16_t port = 0;
-        std::string dir;
-        std::string log;
-        int slot = -1;  // in the signal-safe registry
-    };
-    void start_one(server& s);
-    static void stop_one(server& s);
+    void register_all();
 
-    std::vector<server> servers_;
+    redlock::test::redis_cluster cluster_;
+    std::vector<int> slots_;  // in the signal-safe registry
 };
 
 /// Installs the handlers that stop this program's servers on SIGINT, SIGTERM and SIGHUP and
