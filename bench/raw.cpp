@@ -83,7 +83,7 @@ void rethrow(std::exception_ptr e)
 // delete 1); otherwise what it was.
 bool as_expected(const rd::request& r, const rd::exec_result& result, std::string& what)
 {
-    if (result.state != rd::exec_result::status::replied) {
+    if (result.status != rd::exec_result::outcome::replied) {
         what = result.detail.empty() ? "no reply" : result.detail;
         return false;
     }
@@ -306,7 +306,7 @@ std::string node_request(const std::string& url, std::initializer_list<std::stri
         rethrow);
     ns.io.run();
     const std::string what = conn->name() + " " + std::string(*args.begin()) + ": ";
-    if (r.state != rd::exec_result::status::replied) {
+    if (r.status != rd::exec_result::outcome::replied) {
         throw std::runtime_error(what + (r.detail.empty() ? "no reply" : r.detail));
     }
     if (r.reply.is_error()) {
@@ -401,7 +401,7 @@ raw_latency_figures raw_latency(const std::vector<std::string>& urls, clock::dur
                 rd::command ping;
                 rd::resp::append_command(ping.payload, {"PING"});
                 const auto pong = co_await c->execute(std::move(ping), clock::now() + 5s);
-                if (pong.state != rd::exec_result::status::replied || pong.reply.is_error()) {
+                if (pong.status != rd::exec_result::outcome::replied || pong.reply.is_error()) {
                     throw std::runtime_error(
                         "raw latency: PING to " + c->name() + ": " +
                         (pong.reply.is_error() ? pong.reply.text : pong.detail));
