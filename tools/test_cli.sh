@@ -526,10 +526,10 @@ has "$work/hash.out" '^  127\.0\.0\.1:[0-9]+  held by a\\x01b, no expiry$' "byte
 has "$work/hash.out" "^t-bin: not locked \(held on 1, free on 2 of 3 nodes; quorum 2\)$" "held on a minority"
 rl dead status --nodes "$nodes,redis://127.0.0.1:$dead_port" t-hash
 expect_status 1 "status with an unreachable node" dead
-has "$work/dead.out" "^  127\.0\.0\.1:$dead_port +error: connect failed: Connection refused$" "the node's line says why"
+has "$work/dead.out" "^  127\.0\.0\.1:$dead_port +error: connect to 127\.0\.0\.1:$dead_port failed: Connection refused$" "the node's line says why"
 rl secret status --nodes "redis://:s3cret@127.0.0.1:${REDIS_NODE_PORTS[0]}" t-hash
 expect_status 1 "status with a password the server does not want" secret
-has "$work/secret.out" "error: AUTH failed" "the AUTH failure is reported"
+has "$work/secret.out" "error: AUTH on 127\.0\.0\.1:[0-9]+ failed: .*remove it from the URL" "the AUTH failure is reported with its hint"
 if grep -q s3cret "$work/secret.out" "$work/secret.err"; then
   fail "status printed the password"
 else

@@ -209,7 +209,7 @@ DESCRIPTION
         backup: locked by lRwnUk0yp2VBFtoLTQ4U9Q== on 2 of 3 nodes (quorum 2)
           127.0.0.1:7001  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28731 ms
           127.0.0.1:7002  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28730 ms
-          127.0.0.1:7003  error: connect failed: Connection refused
+          127.0.0.1:7003  error: no reply within 1000 ms
 
     A node's line says "free" when the key does not exist there; "held by
     VALUE, ttl N ms" for a lock, where VALUE is the random owner value its
@@ -221,7 +221,8 @@ DESCRIPTION
     lock being acquired, released or expiring). Bytes that are not printable
     are shown as \xNN.
 
-    status only reads (TYPE, GET or HGETALL, PTTL): it never changes a lock.
+    status only reads, in one read-only script per node (TYPE, PTTL, then GET
+    or HGETALL): it never changes a lock.
 
 OPTIONS
     --nodes URL[,URL...]
