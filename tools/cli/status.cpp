@@ -183,7 +183,7 @@ int status_command(const status_args& a)
             message.erase(0, 12);  // the file is named, and came from --tls-*
         }
         std::cerr << "redlock status: " << message << std::endl;
-        return 2;
+        return usage_exit;
     }
     // states[key], one entry per node. All keys are read at once; the connections close
     // once the last has been read.
