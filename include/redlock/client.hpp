@@ -86,9 +86,9 @@ class client
     {
         return boost::asio::async_initiate<CompletionToken,
                                            void(boost::system::error_code, std::vector<key_state>)>(
-            [](auto handler, const std::shared_ptr<detail::client_impl>& c, std::string k,
+            [](auto handler, const std::shared_ptr<detail::client_impl>& c, const std::string& k,
                std::chrono::milliseconds t) {
-                detail::initiate_inspect(c, std::move(k), t, std::move(handler));
+                detail::initiate_inspect(c, k, t, std::move(handler));
             },
             token, impl_, std::move(key), timeout);
     }
