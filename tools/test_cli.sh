@@ -223,7 +223,7 @@ redis_nodes_start 3
 nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
 dead_port=$(_redis_free_port)
 
-echo "== usage errors: exit 2 and one line on stderr"
+echo "== usage errors: exit 64 and one line on stderr"
 usage_case() {
   local pattern=$1
   shift
@@ -231,11 +231,11 @@ usage_case() {
   timeout -k 5 30 "$bin" "$@" >"$work/usage.out" 2>"$work/usage.err" || status=$?
   local lines
   lines=$(wc -l <"$work/usage.err")
-  if [ "$status" = 2 ] && [ "$lines" = 1 ] && [ ! -s "$work/usage.out" ] &&
+  if [ "$status" = 64 ] && [ "$lines" = 1 ] && [ ! -s "$work/usage.out" ] &&
     grep -Eq -- "$pattern" "$work/usage.err" && ! grep -q s3cret "$work/usage.err"; then
-    pass "redlock $* -> 2: $(cat "$work/usage.err")"
+    pass "redlock $* -> 64: $(cat "$work/usage.err")"
   else
-    fail "redlock $*: expected exit 2 and one line matching /$pattern/, got exit $status:"
+    fail "redlock $*: expected exit 64 and one line matching /$pattern/, got exit $status:"
     sed 's/^/    /' "$work/usage.err" >&2
   fi
 }
@@ -260,6 +260,11 @@ usage_case "--signal: unknown signal 'NOPE'" run --nodes "$nodes" --key k --sign
 usage_case "--key needs a value" run --nodes "$nodes" --key
 usage_case "--quiet takes no value" run --nodes "$nodes" --key k --quiet=yes -- true
 usage_case "no command to run" run --nodes "$nodes" --key k
+usage_case "-k needs a value" run --nodes "$nodes" -k
+usage_case "--wait: .*'soon'" run --nodes "$nodes" -k k -w soon -- true
+usage_case "--conflict-exit-code: '256' is not an exit status \(0 to 255\)" run --nodes "$nodes" -k k -E 256 -- true
+usage_case "--conflict-exit-code: 'x' is not an exit status" run --nodes "$nodes" -k k --conflict-exit-code=x -- true
+usage_case "--nonblock takes no value" run --nodes "$nodes" -k k --nonblock=1 -- true
 usage_case "no KEY given" status --nodes "$nodes"
 usage_case "unknown option '--wait'" status --nodes "$nodes" --wait 1s k
 usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
@@ -282,11 +287,18 @@ expect_status 138 "a command killed by SIGUSR1 gives 128+10" killed
 REDLOCK_NODES=$nodes rl env run --key t-exit -- sh -c 'exit 5'
 expect_status 5 "REDLOCK_NODES stands in for --nodes" env
 rl nocmd run --nodes "$nodes" --key t-exit -- /nonexistent/command
-expect_status 4 "a command that does not exist gives 4" nocmd
+expect_status 127 "a command that does not exist gives 127, as env(1) does" nocmd
 has "$work/nocmd.err" "cannot run '/nonexistent/command': No such file or directory" \
   "the message names the command and the cause"
 rl nocmd2 run --nodes "$nodes" --key t-exit -- redlock-no-such-command-on-path
-expect_status 4 "a command not found in PATH gives 4" nocmd2
+expect_status 127 "a command not found in PATH gives 127" nocmd2
+printf '#!/bin/sh\ntouch "$1"\n' >"$work/not-executable"
+chmod 644 "$work/not-executable"
+rl noexec run --nodes "$nodes" -k t-exit -- "$work/not-executable" "$work/never"
+expect_status 126 "a command that is not executable gives 126" noexec
+has "$work/noexec.err" "cannot run '.*not-executable': Permission denied" "the message says why"
+rl nodir run --nodes "$nodes" -k t-exit -- "$work"
+expect_status 126 "a directory as the command gives 126" nodir
 rl free1 status --nodes "$nodes" t-exit
 has "$work/free1.out" "^t-exit: free on 3 of 3 nodes$" "the lock is released after each run"
 
@@ -307,15 +319,30 @@ rl busy run --nodes "$nodes" --key t-busy --wait 0 -- touch "$work/never"
 expect_status 1 "a second run --wait 0 while the lock is held" busy
 has "$work/busy.err" "lock 't-busy' is held by another owner" "the message says the lock is taken"
 [ -e "$work/never" ] && fail "the second run ran its command"
-rl quiet run --nodes "$nodes" --key t-busy --quiet -- touch "$work/never"
+rl quiet run --nodes "$nodes" --key t-busy -n --quiet -- touch "$work/never"
 expect_status 1 "run --quiet while held" quiet
 if [ -s "$work/quiet.err" ]; then
   fail "--quiet printed: $(cat "$work/quiet.err")"
 else
   pass "--quiet prints nothing"
 fi
-rl verbose run --nodes "$nodes" --key t-busy --verbose -- touch "$work/never"
+rl verbose run --nodes "$nodes" --key t-busy --nonblock --verbose -- touch "$work/never"
 expect_status 1 "run --verbose while held" verbose
+rl conflict run --nodes "$nodes" -k t-busy -n -E 42 -- touch "$work/never"
+expect_status 42 "run -n -E 42 while held" conflict
+rl conflict0 run --nodes "$nodes" -k t-busy -n --conflict-exit-code=0 -q -- touch "$work/never"
+expect_status 0 "run -n --conflict-exit-code=0 while held" conflict0
+started=$(now_ms)
+rl bounded run --nodes "$nodes" -k t-busy -w 0.3 -E 9 -- touch "$work/never"
+expect_status 9 "run -w 0.3 (seconds, as flock -w) while held" bounded
+waited=$(($(now_ms) - started))
+# The last attempt may end a few ms before the bound; the bound itself is well below 5 s.
+if ((waited >= 250 && waited < 5000)); then
+  pass "-w 0.3 waited $waited ms before giving up"
+else
+  fail "-w 0.3 gave up after $waited ms, not about 300"
+fi
+has "$work/bounded.err" "lock 't-busy' is held by another owner \(after [0-9]+ ms\)" "the message says how long it waited"
 for port in "${REDIS_NODE_PORTS[@]}"; do
   has "$work/verbose.err" "127.0.0.1:$port taken" "--verbose reports node $port as taken"
 done
@@ -344,7 +371,7 @@ for port in "${REDIS_NODE_PORTS[@]}"; do
   fi
 done
 
-"$bin" run --nodes "$nodes" --key t-busy --wait 5s -- \
+"$bin" run --nodes "$nodes" --key t-busy -- \
   sh -c 'test -e "$1" && echo second >"$2"' sh "$work/a.done" "$work/b.ran" \
   >"$work/b.out" 2>"$work/b.err" &
 b=$!
@@ -354,7 +381,7 @@ wait_subscribed t-busy # the waiter made its attempt and listens for the release
 wait_exit "$a"
 expect_status 0 "the holder's command finished" a
 wait_exit "$b"
-expect_status 0 "run --wait 5s waited and then succeeded" b
+expect_status 0 "run without -n or -w waited, as flock does, and then succeeded" b
 if [ -s "$work/b.ran" ]; then
   pass "the waiter's command ran after the holder's had finished"
 else
@@ -511,6 +538,8 @@ fi
 [ -e "$work/never" ] && fail "the command ran without the lock"
 rl unreachable run --nodes "redis://127.0.0.1:$dead_port" --key t-misconf --wait 0 -- touch "$work/never"
 expect_status 69 "run --wait 0 with its node down" unreachable
+rl unreachable2 run --nodes "redis://127.0.0.1:$dead_port" -k t-misconf -w 0.3 -E 1 --quiet -- touch "$work/never"
+expect_status 69 "run -w 0.3 --quiet -E 1 with its node down: 69, not the conflict status" unreachable2
 has "$work/unreachable.err" "no majority of the 1 node\(s\) granted it" "the message says no majority granted it"
 [ -e "$work/never" ] && fail "the command ran without the lock"
 
@@ -526,10 +555,10 @@ has "$work/hash.out" '^  127\.0\.0\.1:[0-9]+  held by a\\x01b, no expiry$' "byte
 has "$work/hash.out" "^t-bin: not locked \(held on 1, free on 2 of 3 nodes; quorum 2\)$" "held on a minority"
 rl dead status --nodes "$nodes,redis://127.0.0.1:$dead_port" t-hash
 expect_status 1 "status with an unreachable node" dead
-has "$work/dead.out" "^  127\.0\.0\.1:$dead_port +error: connect failed: Connection refused$" "the node's line says why"
+has "$work/dead.out" "^  127\.0\.0\.1:$dead_port +error: connect to 127\.0\.0\.1:$dead_port failed: Connection refused$" "the node's line says why"
 rl secret status --nodes "redis://:s3cret@127.0.0.1:${REDIS_NODE_PORTS[0]}" t-hash
 expect_status 1 "status with a password the server does not want" secret
-has "$work/secret.out" "error: AUTH failed" "the AUTH failure is reported"
+has "$work/secret.out" "error: AUTH on 127\.0\.0\.1:[0-9]+ failed: .*remove it from the URL" "the AUTH failure is reported with its hint"
 if grep -q s3cret "$work/secret.out" "$work/secret.err"; then
   fail "status printed the password"
 else

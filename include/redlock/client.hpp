@@ -5,12 +5,15 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/initiation.hpp>
+#include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
+
+#include <chrono>
 
 #include <memory>
 #include <string>
@@ -65,6 +68,30 @@ class client
     mutex make_multi_mutex(std::vector<std::string> names, options opts);
     /// `make_multi_mutex(names, options{})`.
     mutex make_multi_mutex(std::vector<std::string> names);
+
+    /// Reads what each node holds under `key`, in one round trip per node (a read-only
+    /// script): whether it exists, its owner value(s) and hold count, its remaining TTL.
+    /// For tools and diagnostics; a lock's own state is `guard::async_valid`.
+    ///
+    /// Completion signature `void(error_code, std::vector<key_state>)`: one entry per node
+    /// in config order, always; a node that fails or does not answer within `timeout` has
+    /// its `error` set, and the operation still succeeds. `error::invalid_argument` for an
+    /// empty key or a timeout that is not positive, `error::shut_down` after
+    /// `async_shutdown`. Cancellation (terminal, partial or total: nothing changes on the
+    /// nodes) completes with `operation_aborted` and the nodes read so far; the others
+    /// have `error` set.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_inspect(std::string key, std::chrono::milliseconds timeout,
+                       CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken,
+                                           void(boost::system::error_code, std::vector<key_state>)>(
+            [](auto handler, const std::shared_ptr<detail::client_impl>& c, const std::string& k,
+               std::chrono::milliseconds t) {
+                detail::initiate_inspect(c, k, t, std::move(handler));
+            },
+            token, impl_, std::move(key), timeout);
+    }
 
     /// Waits until every release that guard destructors scheduled has finished, then closes
     /// the connections; later operations complete with `error::shut_down`.

@@ -9,6 +9,7 @@
 #include <redlock/fence.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/guard.hpp>
+#include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
 #include <redlock/observability.hpp>

@@ -251,18 +251,22 @@ redlock::config nodes_from(const std::vector<std::string>& lists)
     return parse_nodes(lists, "--nodes");
 }
 
-std::optional<std::string> arg_scanner::value_option(std::string_view name)
+std::optional<std::string> arg_scanner::value_option(std::string_view name, std::string_view alias)
 {
     if (!more()) {
         return std::nullopt;
     }
     const std::string_view arg = peek();
-    if (arg == name) {
+    if (arg == name || (!alias.empty() && arg == alias)) {
         take();
         if (!more()) {
-            throw usage_error(std::string(name) + " needs a value");
+            throw usage_error(std::string(arg) + " needs a value");
         }
         return std::string(take());
+    }
+    if (!alias.empty() && arg.size() > alias.size() && arg.starts_with(alias)) {
+        take();
+        return std::string(arg.substr(alias.size()));
     }
     if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=') {
         take();

@@ -14,6 +14,11 @@
 
 namespace redlock_cli {
 
+/// EX_USAGE of sysexits.h: the command line is wrong.
+inline constexpr int usage_exit = 64;
+/// EX_SOFTWARE of sysexits.h: something failed inside redlock itself.
+inline constexpr int internal_error = 70;
+
 /// A command-line problem: the message is one line, without the program name.
 class usage_error : public std::runtime_error
 {
@@ -62,10 +67,10 @@ class arg_scanner
     /// Index of the next argument.
     int index() const { return next_; }
 
-    /// When the next argument is the option `name` (or `--name=...`) taking a value,
-    /// consumes it and its value and returns the value. Throws usage_error when the value
-    /// is missing.
-    std::optional<std::string> value_option(std::string_view name);
+    /// When the next argument is the option `name` (or `--name=...`, or its short form
+    /// `alias` as `-x VALUE` or `-xVALUE`) taking a value, consumes it and its value and
+    /// returns the value. Throws usage_error when the value is missing.
+    std::optional<std::string> value_option(std::string_view name, std::string_view alias = {});
     /// When the next argument is the flag `name` (or its short form `alias`, if any),
     /// consumes it. Throws usage_error for `--flag=value`.
     bool flag(std::string_view name, std::string_view alias = {});

@@ -8,7 +8,7 @@ const std::string_view main_help = R"help(NAME
     redlock - a distributed flock: run commands under a lock held on Redis
 
 SYNOPSIS
-    redlock run [OPTIONS] --nodes URL[,URL...] --key KEY [--] COMMAND [ARG...]
+    redlock run [OPTIONS] --nodes URL[,URL...] -k KEY [--] COMMAND [ARG...]
     redlock status [OPTIONS] --nodes URL[,URL...] KEY...
     redlock COMMAND --help
     redlock --help | --version
@@ -55,8 +55,9 @@ ENVIRONMENT
 
 EXIT STATUS
     0      Success.
-    2      Usage error: an unknown command or option, a malformed URL or
+    64     Usage error: an unknown command or option, a malformed URL or
            duration, a missing argument. The message is one line.
+    70     An internal error of redlock.
     The other statuses are those of the command: see "redlock run --help" and
     "redlock status --help".
 
@@ -77,7 +78,7 @@ const std::string_view run_help = R"help(NAME
     redlock run - run a command while holding a distributed lock
 
 SYNOPSIS
-    redlock run [OPTIONS] --nodes URL[,URL...] --key KEY [--] COMMAND [ARG...]
+    redlock run [OPTIONS] --nodes URL[,URL...] -k KEY [--] COMMAND [ARG...]
 
 DESCRIPTION
     Acquires the lock KEY on the nodes, runs COMMAND with its arguments
@@ -96,9 +97,11 @@ DESCRIPTION
     --signal, sends SIGKILL if COMMAND is still running --kill-after later, and
     exits with status 3 once COMMAND has ended.
 
-    When the lock is busy, redlock gives up at once (the default, like
-    flock -n) or waits up to --wait for it, trying again as soon as the holder
-    releases it.
+    When the lock is busy, redlock waits for it as flock(1) does, trying
+    again as soon as the holder releases it: for as long as it takes by
+    default, up to --wait, or not at all with --nonblock. Nodes that cannot be
+    reached are waited for in the same way; a misconfiguration (see exit
+    status 69) ends the wait at once.
 
     SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to redlock are
     passed on to COMMAND, and redlock keeps the lock until COMMAND has exited.
@@ -118,7 +121,7 @@ OPTIONS
         algorithm (3 or 5 are usual). May be given more than once. Defaults
         to $REDLOCK_NODES. See NODE URLS in "redlock --help".
 
-    --key KEY
+    -k, --key KEY
         The lock's name: the Redis key. Required.
 
     --expiry DUR
@@ -126,8 +129,16 @@ OPTIONS
         releasing the lock (SIGKILL, a crashed host), the lock frees itself
         after at most this long.
 
-    --wait DUR | forever
-        How long to wait for a busy lock (default 0: a single attempt).
+    -w, --wait SECONDS | DUR | forever
+        How long to wait for the lock: a number of seconds as for flock -w
+        (10, 0.5), a DUR, or forever (the default). -w 0 is --nonblock.
+
+    -n, --nonblock
+        Make a single attempt: if the lock is busy, fail at once with exit
+        status 1 (or --conflict-exit-code).
+
+    -E, --conflict-exit-code N
+        The exit status when the lock is busy (default 1), 0 to 255.
 
     --signal SIG
         The signal that stops COMMAND when the lock is lost: a name such as
@@ -152,7 +163,8 @@ OPTIONS
         from the terminal then.
 
     -q, --quiet
-        Print nothing when the lock cannot be acquired (exit status 1 or 69).
+        Print nothing when the lock cannot be acquired (exit status 1, the
+        --conflict-exit-code, or 69).
 
     -v, --verbose
         Report each step on standard error, with every node's answer when the
@@ -171,26 +183,34 @@ EXIT STATUS
            SIGINT).
     1      The lock is busy: another owner holds it (on a majority of the
            nodes, or on enough of them that no majority granted it within
-           --wait).
-    2      Usage error. The message is one line.
+           --wait). --conflict-exit-code changes this status.
     3      The lock was lost while COMMAND ran. COMMAND was stopped.
-    4      COMMAND could not be started (not found, not executable).
+    64     Usage error. The message is one line.
     69     The nodes kept the lock from redlock, not another owner: no
            majority of them could be reached in time, or too many are
            misconfigured (a wrong password, replicas or cluster nodes listed
            as masters, TLS on one side only). A misconfiguration ends the
            wait at once, and the message names each node's cause; otherwise
-           --verbose adds every node's answer.
+           --verbose adds every node's answer. Never the status of a busy
+           lock, even with --quiet.
+    70     An internal error of redlock.
+    126    COMMAND was found but could not be run (not executable), as for
+           env(1).
+    127    COMMAND was not found.
     As with flock(1), COMMAND's own statuses may coincide with these; the
     message on standard error tells them apart.
 
 EXAMPLES
-    Run a job at most once at a time across three hosts:
+    Run a job at most once at a time across three hosts, waiting for the
+    lock as long as another copy runs:
         redlock run --nodes redis://r1,redis://r2,redis://r3 \
             --key backup -- /usr/local/bin/backup --full
 
+    Skip this run if another copy holds the lock, with exit status 0:
+        redlock run -n -E 0 -k report -- /usr/local/bin/report
+
     Wait up to two minutes for the lock, then run a shell script:
-        redlock run --key deploy --wait 2m -- sh -c 'make && make install'
+        redlock run -k deploy -w 120 -- sh -c 'make && make install'
 
     Stop an import with SIGINT, and SIGKILL 30 s later, if the lock is lost:
         redlock run --key import --signal INT --kill-after 30s -- ./import.py
@@ -209,7 +229,7 @@ DESCRIPTION
         backup: locked by lRwnUk0yp2VBFtoLTQ4U9Q== on 2 of 3 nodes (quorum 2)
           127.0.0.1:7001  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28731 ms
           127.0.0.1:7002  held by lRwnUk0yp2VBFtoLTQ4U9Q==, ttl 28730 ms
-          127.0.0.1:7003  error: connect failed: Connection refused
+          127.0.0.1:7003  error: no reply within 1000 ms
 
     A node's line says "free" when the key does not exist there; "held by
     VALUE, ttl N ms" for a lock, where VALUE is the random owner value its
@@ -221,7 +241,8 @@ DESCRIPTION
     lock being acquired, released or expiring). Bytes that are not printable
     are shown as \xNN.
 
-    status only reads (TYPE, GET or HGETALL, PTTL): it never changes a lock.
+    status only reads, in one read-only script per node (TYPE, PTTL, then GET
+    or HGETALL): it never changes a lock.
 
 OPTIONS
     --nodes URL[,URL...]
@@ -244,7 +265,7 @@ OPTIONS
 EXIT STATUS
     0      Every node answered, whether the lock is held or free.
     1      At least one node could not be read; its line says why.
-    2      Usage error. The message is one line.
+    64     Usage error. The message is one line.
 
 EXAMPLES
     redlock status --nodes redis://r1,redis://r2,redis://r3 backup

@@ -27,7 +27,7 @@ int usage_failure(std::string_view command, const std::string& message)
         command.empty() ? "redlock --help" : "redlock " + std::string(command) + " --help";
     std::cerr << "redlock" << (command.empty() ? "" : " ") << command << ": " << message
               << " (see '" << help << "')" << std::endl;
-    return 2;
+    return redlock_cli::usage_exit;
 }
 
 }  // namespace
@@ -95,6 +95,6 @@ int main(int argc, char** argv)
             "", "unknown command '" + std::string(command) + "' (the commands are run and status)");
     } catch (const std::exception& e) {
         std::cerr << "redlock: " << describe(e) << std::endl;
-        return 1;
+        return redlock_cli::internal_error;
     }
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,9 @@ using steady = std::chrono::steady_clock;
 // and leave the command running without the lock.
 // EX_UNAVAILABLE of sysexits.h: the nodes, not another owner, kept the lock from us.
 constexpr int nodes_unavailable = 69;
+// As env(1) and timeout(1): the command was found but could not be run, or was not found.
+constexpr int cannot_execute = 126;
+constexpr int not_found = 127;
 
 constexpr int forwarded_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 
@@ -377,7 +381,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             }
         }
         co_await shutdown();
-        co_return nodes_at_fault ? nodes_unavailable : 1;
+        co_return nodes_at_fault ? nodes_unavailable : a.conflict_exit_code;
     }
     if (a.verbose) {
         say("acquired " + quoted(a.key) + " on " +
@@ -393,7 +397,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
         say("cannot run " + s->command() + ": " + std::strerror(err));
         co_await g.async_release(asio::as_tuple(asio::use_awaitable));
         co_await shutdown();
-        co_return 4;
+        co_return err == ENOENT ? not_found : cannot_execute;
     }
     if (a.verbose) {
         say("started " + s->command() + " (pid " + std::to_string(s->pid) + ")");
@@ -436,6 +440,22 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
 
 }  // namespace
 
+namespace {
+
+// An exit status for -E: 0 to 255.
+int parse_exit_code(std::string_view option, std::string_view text)
+{
+    int n = -1;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || p != text.data() + text.size() || n < 0 || n > 255) {
+        throw usage_error(std::string(option) + ": " + quoted(text) +
+                          " is not an exit status (0 to 255)");
+    }
+    return n;
+}
+
+}  // namespace
+
 run_args parse_run_args(int argc, char** argv, int first)
 {
     run_args a;
@@ -450,7 +470,7 @@ run_args parse_run_args(int argc, char** argv, int first)
         }
         if (auto v = args.value_option("--nodes")) {
             node_lists.push_back(*v);
-        } else if (auto v = args.value_option("--key")) {
+        } else if (auto v = args.value_option("--key", "-k")) {
             if (v->empty()) {
                 throw usage_error("--key must not be empty");
             }
@@ -461,12 +481,16 @@ run_args parse_run_args(int argc, char** argv, int first)
             if (a.expiry.count() == 0) {
                 throw usage_error("--expiry must be more than 0");
             }
-        } else if (auto v = args.value_option("--wait")) {
+        } else if (auto v = args.value_option("--wait", "-w")) {
             if (*v == "forever") {
                 a.wait.reset();
             } else {
                 a.wait = parse_duration("--wait", *v);
             }
+        } else if (args.flag("--nonblock", "-n")) {
+            a.wait = std::chrono::milliseconds(0);
+        } else if (auto v = args.value_option("--conflict-exit-code", "-E")) {
+            a.conflict_exit_code = parse_exit_code("--conflict-exit-code", *v);
         } else if (auto v = args.value_option("--signal")) {
             a.stop_signal = parse_signal("--signal", *v);
         } else if (auto v = args.value_option("--kill-after")) {
@@ -556,7 +580,7 @@ int run_command(const run_args& a)
             message.erase(0, 12);  // the file is named, and came from --tls-*
         }
         std::cerr << "redlock run: " << message << std::endl;
-        return 2;
+        return usage_exit;
     }
 
     int code = 1;
@@ -567,7 +591,7 @@ int run_command(const run_args& a)
             } catch (const std::exception& x) {
                 say("internal error: " + describe(x));
             }
-            code = 1;
+            code = internal_error;
             return;
         }
         code = result;

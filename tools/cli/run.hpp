@@ -17,8 +17,10 @@ struct run_args
     redlock::config nodes;
     std::string key;
     std::chrono::milliseconds expiry{30000};
-    /// nullopt: wait forever; 0: a single attempt.
-    std::optional<std::chrono::milliseconds> wait{std::chrono::milliseconds(0)};
+    /// nullopt: wait forever (the default, as flock(1) does); 0: a single attempt.
+    std::optional<std::chrono::milliseconds> wait;
+    /// The exit status when another owner holds the lock.
+    int conflict_exit_code = 1;
     int stop_signal = SIGTERM;
     std::chrono::milliseconds kill_after{10000};
     bool process_group = false;

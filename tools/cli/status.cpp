@@ -1,7 +1,11 @@
 #include "status.hpp"
 
 #include "args.hpp"
-#include "resp_client.hpp"
+
+#include <redlock/client.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -14,7 +18,7 @@
 namespace redlock_cli {
 namespace {
 
-using steady = std::chrono::steady_clock;
+namespace asio = boost::asio;
 
 // Printable ASCII as is; a backslash and other bytes as \\ and \xNN.
 std::string printable(std::string_view s)
@@ -34,121 +38,54 @@ std::string printable(std::string_view s)
     return out;
 }
 
-// What one node says about one key.
-struct key_state
+std::string describe_state(const redlock::key_state& s)
 {
-    enum class kind { free, held, other, error } type = kind::free;
-    // held: owner values; for a reentrant lock (a hash) each with its hold count.
-    std::vector<std::pair<std::string, std::string>> holders;
-    bool reentrant = false;
-    long long pttl = -2;
-    // other: the key's type; error: the message.
-    std::string text;
-};
-
-key_state error_state(std::string message)
-{
-    key_state s;
-    s.type = key_state::kind::error;
-    s.text = std::move(message);
-    return s;
-}
-
-// Reads the key: its type, then its value(s) and TTL. A key that vanishes in between reads
-// as free.
-key_state read_key(resp_connection& c, const std::string& key)
-{
-    using kind = resp_value::kind;
-    const resp_value type = c.command({"TYPE", key});
-    if (type.type == kind::error) {
-        return error_state("TYPE: " + type.text);
+    if (!s.error.empty()) {
+        return "error: " + s.error;
     }
-    key_state s;
-    if (type.text == "none") {
-        return s;
-    }
-    if (type.text == "string") {
-        const resp_value v = c.command({"GET", key});
-        if (v.type == kind::nil) {
-            return s;
-        }
-        if (v.type != kind::bulk) {
-            return error_state("GET: " + (v.type == kind::error ? v.text : "unexpected reply"));
-        }
-        s.holders.emplace_back(v.text, "");
-    } else if (type.text == "hash") {
-        const resp_value v = c.command({"HGETALL", key});
-        if (v.type != kind::array) {
-            return error_state("HGETALL: " + (v.type == kind::error ? v.text : "unexpected reply"));
-        }
-        for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
-            s.holders.emplace_back(v.elements[i].text, v.elements[i + 1].text);
-        }
-        if (s.holders.empty()) {
-            return s;
-        }
-        s.reentrant = true;
-    } else {
-        s.type = key_state::kind::other;
-        s.text = type.text;
-        return s;
-    }
-    const resp_value ttl = c.command({"PTTL", key});
-    if (ttl.type != resp_value::kind::integer) {
-        return error_state("PTTL: " + (ttl.type == kind::error ? ttl.text : "unexpected reply"));
-    }
-    if (ttl.integer == -2) {
-        return key_state{};  // expired meanwhile
-    }
-    s.type = key_state::kind::held;
-    s.pttl = ttl.integer;
-    return s;
-}
-
-std::string describe_state(const key_state& s)
-{
-    switch (s.type) {
-        case key_state::kind::free:
+    switch (s.kind) {
+        case redlock::key_kind::missing:
             return "free";
-        case key_state::kind::other:
-            return "not a lock (a " + s.text + ")";
-        case key_state::kind::error:
-            return "error: " + s.text;
-        case key_state::kind::held:
+        case redlock::key_kind::other:
+            return "not a lock (a " + s.type + ")";
+        case redlock::key_kind::plain:
+        case redlock::key_kind::reentrant:
             break;
     }
     std::string out = "held by ";
     for (std::size_t i = 0; i < s.holders.size(); ++i) {
-        out += (i ? ", " : "") + printable(s.holders[i].first);
-        if (s.reentrant) {
-            out += " (count " + printable(s.holders[i].second) + ")";
+        out += (i ? ", " : "") + printable(s.holders[i].value);
+        if (s.kind == redlock::key_kind::reentrant) {
+            out += " (count " + std::to_string(s.holders[i].count) + ")";
         }
     }
-    out += s.pttl >= 0 ? ", ttl " + std::to_string(s.pttl) + " ms" : ", no expiry";
+    out += s.ttl ? ", ttl " + std::to_string(s.ttl->count()) + " ms" : ", no expiry";
     return out;
 }
 
-std::string summary(const std::string& key, const std::vector<key_state>& states)
+std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
 {
     const std::size_t n = states.size();
     const std::size_t quorum = n / 2 + 1;
     std::map<std::string, std::size_t> by_owner;
     std::size_t held = 0, free = 0, other = 0, failed = 0;
-    for (const key_state& s : states) {
-        switch (s.type) {
-            case key_state::kind::free:
+    for (const redlock::key_state& s : states) {
+        if (!s.error.empty()) {
+            ++failed;
+            continue;
+        }
+        switch (s.kind) {
+            case redlock::key_kind::missing:
                 ++free;
                 break;
-            case key_state::kind::other:
+            case redlock::key_kind::other:
                 ++other;
                 break;
-            case key_state::kind::error:
-                ++failed;
-                break;
-            case key_state::kind::held:
+            case redlock::key_kind::plain:
+            case redlock::key_kind::reentrant:
                 ++held;
                 for (const auto& h : s.holders) {
-                    ++by_owner[h.first];
+                    ++by_owner[h.value];
                 }
                 break;
         }
@@ -233,30 +170,44 @@ int status_command(const status_args& a)
 {
     // A server closing a TLS connection must be an error on that node, not a SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
-    const std::size_t n = a.nodes.nodes.size();
-    // states[key][node]
-    std::vector<std::vector<key_state>> states(a.keys.size(), std::vector<key_state>(n));
-    bool all_answered = true;
-    for (std::size_t i = 0; i < n; ++i) {
-        const redlock::node& node = a.nodes.nodes[i];
-        std::size_t done = 0;  // keys read from this node
-        try {
-            resp_connection c(node, a.nodes.tls, steady::now() + a.timeout);
-            for (; done < a.keys.size(); ++done) {
-                states[done][i] = read_key(c, a.keys[done]);
-            }
-        } catch (const resp_error& e) {
-            const std::string what = std::string(e.what()) == "timed out"
-                                         ? "no answer within " + format_duration(a.timeout)
-                                         : e.what();
-            for (; done < a.keys.size(); ++done) {
-                states[done][i] = error_state(what);
-            }
+    redlock::config cfg = a.nodes;
+    cfg.connect_timeout = a.timeout;
+    asio::io_context io(1);
+    std::optional<redlock::client> locks;
+    try {
+        locks.emplace(io.get_executor(), std::move(cfg));
+    } catch (const std::exception& e) {
+        // A TLS file that OpenSSL cannot load.
+        std::string message = describe(e);
+        if (message.starts_with("config.tls: ")) {
+            message.erase(0, 12);  // the file is named, and came from --tls-*
         }
-        for (auto& per_key : states) {
-            if (per_key[i].type == key_state::kind::error) {
-                all_answered = false;
-            }
+        std::cerr << "redlock status: " << message << std::endl;
+        return usage_exit;
+    }
+    // states[key], one entry per node. All keys are read at once; the connections close
+    // once the last has been read.
+    std::vector<std::vector<redlock::key_state>> states(a.keys.size());
+    std::size_t outstanding = a.keys.size();
+    for (std::size_t k = 0; k < a.keys.size(); ++k) {
+        locks->async_inspect(
+            a.keys[k], a.timeout,
+            [&, k](boost::system::error_code ec, std::vector<redlock::key_state> s) {
+                if (ec) {
+                    throw boost::system::system_error(ec, "reading " + a.keys[k]);
+                }
+                states[k] = std::move(s);
+                if (--outstanding == 0) {
+                    locks->async_shutdown([](boost::system::error_code) {});
+                }
+            });
+    }
+    io.run();
+    const std::size_t n = a.nodes.nodes.size();
+    bool all_answered = true;
+    for (const auto& per_key : states) {
+        for (const redlock::key_state& s : per_key) {
+            all_answered = all_answered && s.error.empty();
         }
     }
 

@@ -1,0 +1,71 @@
+#pragma once
+
+/// \file
+/// What each node holds under a lock's key: for tools and diagnostics (`client::async_inspect`).
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+/// What a key is, as a lock.
+enum class key_kind {
+    /// The key does not exist: the lock is free on that node.
+    missing,
+    /// A string: a plain lock, held by the owner value it holds.
+    plain,
+    /// A hash of {owner value: hold count}: a reentrant lock.
+    reentrant,
+    /// Something no lock of this library writes (another type, or a hash whose values are
+    /// not counts): see `key_state::type`.
+    other,
+};
+
+/// One owner of a lock key on one node.
+struct lock_holder
+{
+    /// The owner value (binary-safe).
+    std::string value;
+    /// How many times the owner holds a reentrant lock; 1 for a plain lock.
+    std::int64_t count = 1;
+};
+
+/// One node's view of a key.
+struct key_state
+{
+    /// The node, as `node::endpoint()` names it.
+    std::string endpoint;
+    /// What the key is. `missing` when `error` is set.
+    key_kind kind = key_kind::missing;
+    /// The key's Redis type ("string", "hash", "list", ...; "none" when missing); empty when
+    /// `error` is set.
+    std::string type;
+    /// For `plain` and `reentrant`: who holds the lock (one owner, unless something other
+    /// than this library wrote the hash).
+    std::vector<lock_holder> holders;
+    /// The key's remaining time to live; none when the key has no expiry or is missing.
+    std::optional<std::chrono::milliseconds> ttl;
+    /// Non-empty when the node could not be read: what happened (connection refused, no
+    /// reply within the timeout, a Redis error, ...). The other fields are then meaningless.
+    std::string error;
+
+    /// The node answered and the key exists.
+    bool exists() const noexcept { return error.empty() && kind != key_kind::missing; }
+};
+
+namespace detail {
+class client_impl;
+using inspect_handler =
+    boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<key_state>)>;
+void initiate_inspect(std::shared_ptr<client_impl> c, std::string key,
+                      std::chrono::milliseconds timeout, inspect_handler h);
+}  // namespace detail
+
+}  // namespace redlock

@@ -1,0 +1,23 @@
+#pragma once
+
+// Inspection of a lock key on every node (client::async_inspect): the read-only script that
+// reads the key in one round trip, and how its reply becomes a key_state.
+
+#include <redlock/inspect.hpp>
+
+#include "detail/connection.hpp"
+#include "detail/resp.hpp"
+
+#include <string_view>
+
+namespace redlock::detail {
+
+/// The script reading `key`'s type, remaining TTL and contents (GET for a string, HGETALL
+/// for a hash). It answers {type, pttl} or {type, pttl, contents}.
+command inspect_command(std::string_view key);
+
+/// Fills `s`'s kind, type, holders and ttl from a reply to `inspect_command`; an unexpected
+/// reply (a Redis error, a script the server cannot run) sets `s.error` instead.
+void read_inspect_reply(const resp::reply& r, key_state& s);
+
+}  // namespace redlock::detail

@@ -1,0 +1,164 @@
+// How the inspection script's reply (client::async_inspect) is read into a key_state, and
+// the command that carries it.
+
+#include "detail/inspection.hpp"
+#include "detail/resp.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace redlock::detail;
+using redlock::key_kind;
+using redlock::key_state;
+
+namespace {
+
+resp::reply of(resp::kind type)
+{
+    resp::reply r;
+    r.type = type;
+    return r;
+}
+
+resp::reply bulk(std::string text)
+{
+    resp::reply r = of(resp::kind::bulk_string);
+    r.text = std::move(text);
+    return r;
+}
+
+resp::reply integer(std::int64_t n)
+{
+    resp::reply r = of(resp::kind::integer);
+    r.integer = n;
+    return r;
+}
+
+resp::reply array(std::vector<resp::reply> elements)
+{
+    resp::reply r = of(resp::kind::array);
+    r.elements = std::move(elements);
+    return r;
+}
+
+key_state read(const resp::reply& r)
+{
+    key_state s;
+    read_inspect_reply(r, s);
+    return s;
+}
+
+// The arguments of one encoded command.
+std::vector<std::string> args_of(const std::string& wire)
+{
+    resp::decoder d;
+    d.feed(wire.data(), wire.size());
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    std::vector<std::string> out;
+    for (const auto& e : r->elements) {
+        out.push_back(e.text);
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(inspection)
+
+BOOST_AUTO_TEST_CASE(the_key_travels_as_an_argument_of_evalsha_with_eval_as_fallback)
+{
+    const std::string key = "odd 'key'\r\n";
+    const command c = inspect_command(key);
+    const auto sha = args_of(c.payload);
+    BOOST_TEST_REQUIRE(sha.size() == 4u);
+    BOOST_TEST(sha[0] == "EVALSHA");
+    BOOST_TEST(sha[1].size() == 40u);
+    BOOST_TEST(sha[2] == "1");
+    BOOST_TEST(sha[3] == key);
+    const auto eval = args_of(c.fallback);
+    BOOST_TEST_REQUIRE(eval.size() == 4u);
+    BOOST_TEST(eval[0] == "EVAL");
+    BOOST_TEST(eval[1].find(key) == std::string::npos);
+    BOOST_TEST(eval[3] == key);
+    BOOST_TEST(c.script != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_key)
+{
+    const key_state s = read(array({bulk("none"), integer(-2)}));
+    BOOST_TEST((s.kind == key_kind::missing));
+    BOOST_TEST(s.type == "none");
+    BOOST_TEST(!s.exists());
+    BOOST_TEST(!s.ttl.has_value());
+    BOOST_TEST(s.holders.empty());
+    BOOST_TEST(s.error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_lock_has_its_value_as_holder_and_its_ttl)
+{
+    const key_state s = read(array({bulk("string"), integer(2500), bulk("owner\x01")}));
+    BOOST_TEST((s.kind == key_kind::plain));
+    BOOST_TEST(s.exists());
+    BOOST_TEST_REQUIRE(s.holders.size() == 1u);
+    BOOST_TEST(s.holders[0].value == "owner\x01");
+    BOOST_TEST(s.holders[0].count == 1);
+    BOOST_TEST_REQUIRE(s.ttl.has_value());
+    BOOST_TEST(s.ttl->count() == 2500);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_without_expiry_has_no_ttl)
+{
+    const key_state s = read(array({bulk("string"), integer(-1), bulk("v")}));
+    BOOST_TEST((s.kind == key_kind::plain));
+    BOOST_TEST(!s.ttl.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_reentrant_lock_has_its_owner_and_hold_count)
+{
+    const key_state s = read(array({bulk("hash"), integer(900), array({bulk("me"), bulk("3")})}));
+    BOOST_TEST((s.kind == key_kind::reentrant));
+    BOOST_TEST_REQUIRE(s.holders.size() == 1u);
+    BOOST_TEST(s.holders[0].value == "me");
+    BOOST_TEST(s.holders[0].count == 3);
+    BOOST_TEST(s.ttl->count() == 900);
+}
+
+BOOST_AUTO_TEST_CASE(a_hash_that_does_not_hold_counts_is_not_a_lock)
+{
+    for (const char* bad : {"x", "0", "-1", "3x", ""}) {
+        const key_state s =
+            read(array({bulk("hash"), integer(-1), array({bulk("field"), bulk(bad)})}));
+        BOOST_TEST((s.kind == key_kind::other), "count '" << bad << "'");
+        BOOST_TEST(s.type == "hash");
+        BOOST_TEST(s.holders.empty());
+        BOOST_TEST(s.error.empty());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(another_type_is_named)
+{
+    const key_state s = read(array({bulk("list"), integer(-1)}));
+    BOOST_TEST((s.kind == key_kind::other));
+    BOOST_TEST(s.type == "list");
+    BOOST_TEST(s.exists());
+}
+
+BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
+{
+    resp::reply error = of(resp::kind::error);
+    error.text = "NOPERM no scripts";
+    const key_state e = read(error);
+    BOOST_TEST(e.error.find("NOPERM no scripts") != std::string::npos);
+    BOOST_TEST(!e.exists());
+    for (const resp::reply& r :
+         {integer(1), array({bulk("string"), integer(5)}), array({integer(5), integer(5)}),
+          array({bulk("hash"), integer(5), array({bulk("odd")})})}) {
+        const key_state s = read(r);
+        BOOST_TEST(s.error == "unexpected reply to the inspection script");
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
