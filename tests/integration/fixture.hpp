@@ -12,12 +12,14 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // How Boost.Test prints the library's enums in failed assertions.
@@ -67,6 +69,26 @@ T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds lim
         std::rethrow_exception(error);
     }
     return std::move(*result);
+}
+
+/// A count from INFO `section` (`field` ends with '='), 0 when the server does not list it.
+inline long info_count(std::uint16_t port, const std::string& section, const std::string& field)
+{
+    const std::string info = redis_command(port, {"INFO", section});
+    const auto at = info.find(field);
+    if (at == std::string::npos) {
+        return 0;
+    }
+    long count = 0;
+    const char* first = info.data() + at + field.size();
+    std::from_chars(first, info.data() + info.size(), count);
+    return count;
+}
+
+/// How many times a node has run `command` (lower case, as INFO commandstats names it).
+inline long command_calls(std::uint16_t port, std::string_view command)
+{
+    return info_count(port, "commandstats", "cmdstat_" + std::string(command) + ":calls=");
 }
 
 /// The message of a coroutine's exception, for a failed check to show; empty for none.

@@ -2,27 +2,10 @@
 
 #include "fixture.hpp"
 
-#include <charconv>
-
 namespace redlock::test {
 namespace {
 
 using boost::system::error_code;
-
-// How many times a node has run `command` (lower case, as INFO commandstats names it).
-long command_calls(std::uint16_t port, std::string_view command)
-{
-    const std::string stats = redis_command(port, {"INFO", "commandstats"});
-    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
-    const auto at = stats.find(field);
-    if (at == std::string::npos) {
-        return 0;
-    }
-    long calls = 0;
-    const char* first = stats.data() + at + field.size();
-    std::from_chars(first, stats.data() + stats.size(), calls);
-    return calls;
-}
 
 // Extensions and releases both go through EVALSHA.
 long evalsha_calls(std::uint16_t port)

@@ -7,7 +7,6 @@
 #include "detail/resp.hpp"
 #include "detail/scripts.hpp"
 
-#include <charconv>
 #include <set>
 
 namespace redlock::test {
@@ -25,20 +24,6 @@ std::vector<std::string> args_of(const std::string& wire)
         out.push_back(e.text);
     }
     return out;
-}
-
-// A count from INFO (`field` ends with '='), 0 when the server does not list it.
-long info_count(std::uint16_t port, const std::string& section, const std::string& field)
-{
-    const std::string info = redis_command(port, {"INFO", section});
-    const auto at = info.find(field);
-    if (at == std::string::npos) {
-        return 0;
-    }
-    long count = 0;
-    const char* first = info.data() + at + field.size();
-    std::from_chars(first, info.data() + info.size(), count);
-    return count;
 }
 
 BOOST_AUTO_TEST_SUITE(scripts)

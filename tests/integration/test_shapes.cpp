@@ -144,13 +144,8 @@ BOOST_FIXTURE_TEST_CASE(a_failed_attempt_undoes_nothing_where_it_was_refused, fi
     BOOST_TEST(eventually([&] {
         // Scripts run on each node: the attempt everywhere, the clean-up where it was granted.
         for (std::size_t i = 0; i < 5; ++i) {
-            const std::string stats = redis_command(nodes[i].port(), {"INFO", "commandstats"});
-            const auto calls = [&](const std::string& cmd) {
-                const std::string field = "cmdstat_" + cmd + ":calls=";
-                const auto at = stats.find(field);
-                return at == std::string::npos ? 0L : std::stol(stats.substr(at + field.size()));
-            };
-            if (calls("eval") + calls("evalsha") != (i < 2 ? 2 : 1)) {
+            const auto port = nodes[i].port();
+            if (command_calls(port, "eval") + command_calls(port, "evalsha") != (i < 2 ? 2 : 1)) {
                 return false;
             }
         }

@@ -172,6 +172,15 @@ std::string describe(const std::exception& e)
     return what;
 }
 
+std::string describe_client_failure(const std::exception& e)
+{
+    std::string message = describe(e);
+    if (message.starts_with("config.tls: ")) {
+        message.erase(0, 12);
+    }
+    return message;
+}
+
 redlock::config parse_nodes(const std::vector<std::string>& lists, std::string_view source)
 {
     const std::string prefix = std::string(source) + ": ";

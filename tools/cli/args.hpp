@@ -51,6 +51,11 @@ redlock::config nodes_from(const std::vector<std::string>& lists);
 /// generic text of the error code that `what()` appends.
 std::string describe(const std::exception& e);
 
+/// Why making a client from the command line's config failed (a TLS file that OpenSSL cannot
+/// load, or a config the parser let through): `describe(e)`, without the "config.tls: "
+/// prefix, since the file is named and came from --tls-*.
+std::string describe_client_failure(const std::exception& e);
+
 /// Scans arguments of one command: `--name value`, `--name=value`, flags, `--` and
 /// positional arguments.
 class arg_scanner

@@ -574,12 +574,7 @@ int run_command(const run_args& a)
     try {
         locks.emplace(io.get_executor(), std::move(cfg));
     } catch (const std::exception& e) {
-        // A TLS file that OpenSSL cannot load, or a config the parser let through.
-        std::string message = describe(e);
-        if (message.starts_with("config.tls: ")) {
-            message.erase(0, 12);  // the file is named, and came from --tls-*
-        }
-        std::cerr << "redlock run: " << message << std::endl;
+        std::cerr << "redlock run: " << describe_client_failure(e) << std::endl;
         return usage_exit;
     }
 

@@ -177,12 +177,7 @@ int status_command(const status_args& a)
     try {
         locks.emplace(io.get_executor(), std::move(cfg));
     } catch (const std::exception& e) {
-        // A TLS file that OpenSSL cannot load.
-        std::string message = describe(e);
-        if (message.starts_with("config.tls: ")) {
-            message.erase(0, 12);  // the file is named, and came from --tls-*
-        }
-        std::cerr << "redlock status: " << message << std::endl;
+        std::cerr << "redlock status: " << describe_client_failure(e) << std::endl;
         return usage_exit;
     }
     // states[key], one entry per node. All keys are read at once; the connections close
