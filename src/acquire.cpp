@@ -7,6 +7,7 @@
 
 #include "detail/acquire_fsm.hpp"
 #include "detail/client_impl.hpp"
+#include "detail/key_space.hpp"
 #include "detail/lock_rounds.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/misconfiguration.hpp"
@@ -47,7 +48,7 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 void announce_release(const client_impl& c, std::string_view key, std::string_view value)
 {
     command cmd;
-    resp::append_command(cmd.payload, {"PUBLISH", release_channel(key), value});
+    resp::append_command(cmd.payload, {"PUBLISH", release_channel(c.cfg.key_prefix, key), value});
     broadcast(c.connections, std::move(cmd));
 }
 

@@ -5,6 +5,7 @@
 #include <redlock/mutex.hpp>
 
 #include "detail/client_impl.hpp"
+#include "detail/key_space.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/owner_value.hpp"
 #include "detail/spawn.hpp"
@@ -59,7 +60,8 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
     const connection_settings settings = make_connection_settings(cfg);
     for (const node& n : cfg.nodes) {
         connections.push_back(std::make_shared<connection>(strand, n, settings));
-        subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, waiters));
+        subscribers.push_back(
+            std::make_shared<subscriber>(strand, n, settings, waiters, cfg.key_prefix));
     }
 }
 
@@ -108,12 +110,13 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
     }
     auto m = std::make_shared<detail::mutex_state>();
     m->client = impl_;
-    if (names.size() != 1) {
+    if (names.size() != 1 || !impl_->cfg.key_prefix.empty()) {
         for (const std::string& key : names) {
             m->name += (m->name.empty() ? "" : ", ") + key;
         }
     }
-    m->keys = std::move(names);
+    m->keys = detail::lock_keys(impl_->cfg.key_prefix, std::move(names));
+    m->prefix = impl_->cfg.key_prefix;
     if (opts.reentrant) {
         m->owner = !opts.value.empty() ? opts.value
                    : opts.gen_value    ? opts.gen_value()

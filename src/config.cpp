@@ -116,6 +116,38 @@ void parse_userinfo(std::string_view info, std::string_view url, node& n)
     n.password = percent_decode(info.substr(colon + 1), url, "password");
 }
 
+// Why `prefix` cannot be config::key_prefix, or empty. Other programs must spell the keys
+// the same way, so a stray newline (an environment variable read with its line end) would
+// quietly lock other keys; and Redis Cluster hashes only the part between the key's first
+// '{' and the next '}', so a prefix with an unclosed or empty tag would change which part of
+// each lock name is hashed (hash tags in names would stop keeping keys in one slot).
+std::string key_prefix_problem(std::string_view prefix)
+{
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        if (unprintable(prefix[i])) {
+            return "config.key_prefix '" + printable(prefix) + "' contains a control character (" +
+                   printable(prefix.substr(i, 1)) + " at byte " + std::to_string(i) +
+                   "): keys must be spelled the same by every client";
+        }
+    }
+    const auto open = prefix.find('{');
+    if (open == std::string_view::npos) {
+        return {};
+    }
+    const auto close = prefix.find('}', open + 1);
+    if (close == std::string_view::npos) {
+        return "config.key_prefix '" + printable(prefix) +
+               "' opens a hash tag '{' without closing it: on Redis Cluster the tag would run "
+               "into the lock names";
+    }
+    if (close == open + 1) {
+        return "config.key_prefix '" + printable(prefix) +
+               "' holds an empty hash tag '{}': Redis Cluster would then ignore the hash tags "
+               "of lock names";
+    }
+    return {};
+}
+
 }  // namespace
 
 node node::from_url(std::string_view url)
@@ -274,6 +306,9 @@ std::string validate(const config& cfg)
                    ") repeats an earlier node: the same server twice would count twice "
                    "towards the quorum";
         }
+    }
+    if (std::string why = key_prefix_problem(cfg.key_prefix); !why.empty()) {
+        return why;
     }
     if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty()) {
         return "config.tls.cert_file and config.tls.key_file go together: give both or neither";

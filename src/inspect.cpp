@@ -142,8 +142,8 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
         co_return inspect_result{error::shut_down, {}};
     }
     const auto& nodes = c->connections;
-    auto round =
-        std::make_shared<inspect_round>(c->strand, key, nodes.size(), clock::now() + timeout);
+    auto round = std::make_shared<inspect_round>(c->strand, c->cfg.key_prefix + key, nodes.size(),
+                                                 clock::now() + timeout);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         round->states[i].endpoint = nodes[i]->name();
     }

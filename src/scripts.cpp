@@ -1,5 +1,6 @@
 #include "detail/scripts.hpp"
 
+#include "detail/key_space.hpp"
 #include "detail/misconfiguration.hpp"
 
 #include <openssl/evp.h>
@@ -23,10 +24,11 @@ end
 return 1
 )lua";
 
-// Waiting acquirers listen on 'redlock:released:' .. key (see subscriber.hpp); the message is
-// the released owner value, so that a client recognises the releases it handed off itself.
-// ARGV[2] = '0' keeps a release quiet: the client hands the key to its own next acquire in
-// the same write, so the key is never free and other clients' waiters would wake to fail.
+// Waiting acquirers listen on each key's release channel (ARGV[1 + i] for KEYS[i]; see
+// key_space.hpp); the message is the released owner value, so that a client recognises the
+// releases it handed off itself. Without channels a release is quiet: the client hands the
+// key to its own next acquire in the same write, so the key is never free and other clients'
+// waiters would wake to fail.
 constexpr std::string_view plain_release = R"lua(
 local mine, other = 0, 0
 for i = 1, #KEYS do
@@ -34,8 +36,8 @@ for i = 1, #KEYS do
   if v == ARGV[1] then
     mine = mine + 1
     redis.call('DEL', KEYS[i])
-    if ARGV[2] ~= '0' then
-      redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+    if ARGV[1 + i] then
+      redis.call('PUBLISH', ARGV[1 + i], ARGV[1])
     end
   elseif v then
     other = other + 1
@@ -93,8 +95,8 @@ for i = 1, #KEYS do
     mine = mine + 1
     if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
       redis.call('DEL', KEYS[i])
-      if ARGV[2] ~= '0' then
-        redis.call('PUBLISH', 'redlock:released:' .. KEYS[i], ARGV[1])
+      if ARGV[1 + i] then
+        redis.call('PUBLISH', ARGV[1 + i], ARGV[1])
       end
     end
   elseif redis.call('EXISTS', KEYS[i]) == 1 then
@@ -212,9 +214,10 @@ const script& cached(std::string_view text)
 }
 
 command script_command(std::string_view text, const std::vector<std::string>& keys,
-                       std::initializer_list<std::string_view> args)
+                       std::initializer_list<std::string_view> args,
+                       const std::vector<std::string>& more_args = {})
 {
-    return detail::script_command(text, cached(text).sha, keys, args);
+    return detail::script_command(text, cached(text).sha, keys, args, more_args);
 }
 
 std::string unexpected(const resp::reply& r)
@@ -239,13 +242,15 @@ std::string unexpected(const resp::reply& r)
 // EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
 command script_command(std::string_view text, std::string_view sha,
                        const std::vector<std::string>& keys,
-                       std::initializer_list<std::string_view> args)
+                       std::initializer_list<std::string_view> args,
+                       const std::vector<std::string>& more_args)
 {
     const std::string numkeys = std::to_string(keys.size());
     std::vector<std::string_view> tail;
-    tail.reserve(keys.size() + args.size());
+    tail.reserve(keys.size() + args.size() + more_args.size());
     tail.insert(tail.end(), keys.begin(), keys.end());
     tail.insert(tail.end(), args.begin(), args.end());
+    tail.insert(tail.end(), more_args.begin(), more_args.end());
     command c;
     resp::append_command(c.payload, "EVALSHA", sha, numkeys, tail);
     resp::append_command(c.fallback, "EVAL", text, numkeys, tail);
@@ -275,18 +280,13 @@ std::string script_sha1(std::string_view script)
     return hex;
 }
 
-std::string fence_key(std::string_view key)
-{
-    return "redlock:fence:" + std::string(key);
-}
-
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
 {
     const std::string ms = std::to_string(expiry.count());
     if (lock.fencing) {
         std::vector<std::string> keys = lock.keys;
         for (const std::string& key : lock.keys) {
-            keys.push_back(fence_key(key));
+            keys.push_back(fence_key(lock.prefix, key));
         }
         // validate() refuses fencing on reentrant locks.
         return {script_command(fenced_plain_acquire, keys, {value, ms}), read_fenced_acquire_reply};
@@ -303,8 +303,14 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
 
 request release_request(lock_shape lock, std::string_view value, bool announce)
 {
-    return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys,
-                           {value, announce ? "1" : "0"}),
+    std::vector<std::string> channels;
+    if (announce) {
+        for (const std::string& key : lock.keys) {
+            channels.push_back(release_channel(lock.prefix, key));
+        }
+    }
+    return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys, {value},
+                           channels),
             read_script_reply};
 }
 
@@ -321,7 +327,7 @@ request fence_raise_request(lock_shape lock, std::uint64_t token)
 {
     std::vector<std::string> counters;
     for (const std::string& key : lock.keys) {
-        counters.push_back(fence_key(key));
+        counters.push_back(fence_key(lock.prefix, key));
     }
     return {script_command(fence_raise, counters, {std::to_string(token)}), read_script_reply};
 }

@@ -1,5 +1,6 @@
 #include "detail/subscriber.hpp"
 
+#include "detail/key_space.hpp"
 #include "detail/open_stream.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -15,29 +16,13 @@ namespace redlock::detail {
 
 namespace asio = boost::asio;
 
-namespace {
-constexpr std::string_view release_prefix = "redlock:released:";
-}
-
-std::string release_channel(std::string_view key)
-{
-    std::string channel(release_prefix);
-    channel += key;
-    return channel;
-}
-
-std::string_view released_key(std::string_view channel)
-{
-    return channel.starts_with(release_prefix) ? channel.substr(release_prefix.size())
-                                               : std::string_view();
-}
-
 subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings,
-                       std::shared_ptr<waiter_queue> waiters)
+                       std::shared_ptr<waiter_queue> waiters, std::string key_prefix)
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
       settings_(std::move(settings)),
       waiters_(std::move(waiters)),
+      key_prefix_(std::move(key_prefix)),
       socket_(strand_)
 {
 }
@@ -47,7 +32,7 @@ void subscriber::watch(std::string_view key)
     if (state_ == state::closed) {
         return;
     }
-    const std::string channel = release_channel(key);
+    const std::string channel = release_channel(key_prefix_, key);
     if (++channels_[channel] > 1) {
         return;
     }
@@ -61,7 +46,7 @@ void subscriber::watch(std::string_view key)
 
 void subscriber::unwatch(std::string_view key)
 {
-    const std::string channel = release_channel(key);
+    const std::string channel = release_channel(key_prefix_, key);
     auto it = channels_.find(channel);
     if (it == channels_.end()) {
         return;
@@ -195,8 +180,10 @@ void subscriber::on_reply(const resp::reply& r)
     } else if (kind == "message") {
         const std::string& channel = r.elements[1].text;
         if (channels_.contains(channel)) {
-            // The payload is the released owner value (scripts.cpp).
-            waiters_->released(released_key(channel), r.elements[2].text);
+            if (auto key = released_key(key_prefix_, channel)) {
+                // The payload is the released owner value (scripts.cpp).
+                waiters_->released(*key, r.elements[2].text);
+            }
         }
     }
 }

@@ -268,6 +268,9 @@ usage_case "--nonblock takes no value" run --nodes "$nodes" -k k --nonblock=1 --
 usage_case "no KEY given" status --nodes "$nodes"
 usage_case "unknown option '--wait'" status --nodes "$nodes" --wait 1s k
 usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
+usage_case "--key-prefix 'a\{b' opens a hash tag" run --nodes "$nodes" --key-prefix 'a{b' --key k -- true
+REDLOCK_KEY_PREFIX='x{}' usage_case "^redlock status: REDLOCK_KEY_PREFIX 'x\{\}' holds an empty hash tag" \
+  status --nodes "$nodes" k
 [ -e "$work/never" ] && fail "a usage error ran the command"
 
 echo "== run: the command's exit status"
@@ -394,6 +397,32 @@ if [ "$(grep -c '  free$' "$work/freed.out")" = 3 ]; then
   pass "status: every node says free"
 else
   fail "status: not every node says free"
+fi
+
+echo "== --key-prefix and REDLOCK_KEY_PREFIX"
+port0=${REDIS_NODE_PORTS[0]}
+rl pfx1 run --nodes "$nodes" --key-prefix app:locks: --key t-pfx -- \
+  sh -c 'redis-cli -p "$1" exists app:locks:t-pfx t-pfx' sh "$port0"
+expect_status 0 "run --key-prefix" pfx1
+has "$work/pfx1.out" "^1$" "the lock key is the prefix and KEY, and KEY itself was not set"
+REDLOCK_KEY_PREFIX=app:locks: rl pfx2 run --nodes "$nodes" --key t-pfx -- \
+  "$bin" status --nodes "$nodes" t-pfx
+expect_status 0 "REDLOCK_KEY_PREFIX stands in for --key-prefix" pfx2
+has "$work/pfx2.out" "^app:locks:t-pfx: locked by .* on 3 of 3 nodes \(quorum 2\)$" \
+  "status reads the prefixed key and names it"
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  redis-cli -p "$port" set t-pfx '{"name":"x"}' >/dev/null
+done
+REDLOCK_KEY_PREFIX=ignored: rl pfx3 status --nodes "$nodes" --key-prefix app:locks: t-pfx
+expect_status 0 "status --key-prefix over REDLOCK_KEY_PREFIX" pfx3
+has "$work/pfx3.out" "^app:locks:t-pfx: free on 3 of 3 nodes$" \
+  "an application's own key of the lock's name is not read as a lock"
+REDLOCK_KEY_PREFIX=app:locks: rl pfx4 status --nodes "$nodes" --key-prefix '' t-pfx
+has "$work/pfx4.out" "^t-pfx: " "--key-prefix '' overrides REDLOCK_KEY_PREFIX"
+if [ "$(redis-cli -p "$port0" get t-pfx | tr -d '\r')" = '{"name":"x"}' ]; then
+  pass "the application's key is untouched"
+else
+  fail "the application's key t-pfx changed"
 fi
 
 echo "== run: the watchdog holds a 1 s lock for 3 s"

@@ -69,8 +69,9 @@ class client
     /// `make_multi_mutex(names, options{})`.
     mutex make_multi_mutex(std::vector<std::string> names);
 
-    /// Reads what each node holds under `key`, in one round trip per node (a read-only
-    /// script): whether it exists, its owner value(s) and hold count, its remaining TTL.
+    /// Reads what each node holds under the lock named `key` (the Redis key
+    /// `config::key_prefix` + `key`), in one round trip per node (a read-only script):
+    /// whether it exists, its owner value(s) and hold count, its remaining TTL.
     /// For tools and diagnostics; a lock's own state is `guard::async_valid`.
     ///
     /// Completion signature `void(error_code, std::vector<key_state>)`: one entry per node

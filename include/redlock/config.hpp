@@ -46,6 +46,14 @@ struct config
     log_hook logger{};
     /// TLS for the `rediss://` nodes.
     tls_settings tls{};
+    /// Put before every name the client uses on the nodes: the lock named N is the key
+    /// `key_prefix + N`, its fencing counter `key_prefix + "redlock:fence:" + N`, the channel
+    /// its releases are announced on `key_prefix + "redlock:released:" + N`. Keeps locks apart
+    /// from an application's own keys in the same database, and lets one ACL pattern cover
+    /// them. Empty by default (names as given). Every client of a lock must use the same
+    /// prefix, or they lock different keys. No control characters; a `{` must open a
+    /// non-empty hash tag closed within the prefix. Not applied to `fenced_store` keys.
+    std::string key_prefix{};
 
     /// A config with one node per URL (see `node::from_url`), default settings otherwise.
     /// Throws `boost::system::system_error` (`error::invalid_argument`) on a malformed URL.

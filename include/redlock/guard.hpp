@@ -51,7 +51,7 @@ class guard
     /// where completions without an executor of their own run.
     executor_type get_executor() const noexcept;
 
-    /// The lock's name (its Redis key); empty for a default-constructed guard.
+    /// The lock's name, as `mutex::name()`; empty for a default-constructed guard.
     const std::string& name() const noexcept;
     /// The random owner value stored under the key on each node.
     const std::string& value() const noexcept;

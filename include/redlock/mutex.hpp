@@ -33,9 +33,10 @@ class mutex
     /// their own run.
     executor_type get_executor() const noexcept;
 
-    /// The lock's name: its Redis key, or for a multi-resource lock the keys joined by ", ".
+    /// The lock's name as given to `make_mutex` (its Redis key unless `config::key_prefix`
+    /// is set), or for a multi-resource lock the names joined by ", ".
     const std::string& name() const noexcept;
-    /// The Redis keys the lock sets.
+    /// The Redis keys the lock sets: `config::key_prefix` followed by each name.
     const std::vector<std::string>& keys() const noexcept;
     /// The options the mutex was made with.
     const redlock::options& options() const noexcept;

@@ -92,8 +92,9 @@ struct options
     /// long one owner can keep others out.
     int auto_extend_limit = 0;
     /// Fencing tokens (see docs/safety.md): each acquisition also increments a counter per
-    /// key on the nodes it sets (the key "redlock:fence:" + name, which never expires), and
-    /// before completing writes the largest value its quorum returned back to a majority.
+    /// key on the nodes it sets (the key `config::key_prefix` + "redlock:fence:" + name,
+    /// which never expires), and before completing writes the largest value its quorum
+    /// returned back to a majority.
     /// `guard::fencing_token()` is then greater than the token of every acquisition that
     /// completed before this one started, for as long as a majority of nodes keeps its
     /// data. Costs one more round trip per acquisition. Not with `reentrant`.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -26,17 +27,20 @@ class client_impl;
 struct mutex_state
 {
     std::shared_ptr<client_impl> client;
-    /// The Redis keys: one, or several for a multi-resource lock.
+    /// The Redis keys: one, or several for a multi-resource lock; each is config::key_prefix
+    /// followed by a name the user gave (key_space.hpp).
     std::vector<std::string> keys;
-    /// The keys joined by ", ", for names in accessors; empty for a single key, whose name is
-    /// the key itself (see `display_name`).
+    /// config::key_prefix, in the client's config.
+    std::string_view prefix;
+    /// The names joined by ", ", for accessors; empty for a single key without a prefix, whose
+    /// name is the key itself (see `display_name`).
     std::string name;
     redlock::options opts;
     /// For a reentrant lock, the owner value every acquisition through this mutex uses.
     std::string owner;
 
-    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing}; }
-    const std::string& display_name() const { return keys.size() == 1 ? keys.front() : name; }
+    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing, prefix}; }
+    const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 
     void set_report(const report& r) { last.set(r); }
     report get_report() const { return last.get(*client); }

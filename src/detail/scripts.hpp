@@ -36,10 +36,9 @@ struct lock_shape
     /// Acquisitions also bump a fencing counter per key (see `fence_key`) and answer the
     /// largest value as their token.
     bool fencing = false;
+    /// config::key_prefix, which `keys` begin with (key_space.hpp).
+    std::string_view prefix{};
 };
-
-/// The fencing counter beside lock key `key`; it has no TTL.
-std::string fence_key(std::string_view key);
 
 /// A command with the function that reads each node's reply to it.
 struct request
@@ -53,7 +52,7 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
-/// each deleted key's release channel unless `announce` is false.
+/// each deleted key's release channel (`release_channel`) unless `announce` is false.
 request release_request(lock_shape lock, std::string_view value, bool announce);
 /// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
 /// that vanished (unless another owner holds one).
@@ -71,13 +70,14 @@ node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view val
                                       std::string& detail);
 node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
 
-/// EVALSHA `sha` numkeys keys... args..., with the same request as EVAL of `text` as the
-/// fallback, sent instead on a script's first use on a connection and after a NOSCRIPT.
-/// `text` must live as long as the program: its address names the script. Keys and
+/// EVALSHA `sha` numkeys keys... args... more_args..., with the same request as EVAL of
+/// `text` as the fallback, sent instead on a script's first use on a connection and after a
+/// NOSCRIPT. `text` must live as long as the program: its address names the script. Keys and
 /// arguments travel as arguments only.
 command script_command(std::string_view text, std::string_view sha,
                        const std::vector<std::string>& keys,
-                       std::initializer_list<std::string_view> args);
+                       std::initializer_list<std::string_view> args,
+                       const std::vector<std::string>& more_args = {});
 
 /// The SHA-1 of a script in lower-case hex, as EVALSHA wants it.
 std::string script_sha1(std::string_view script);

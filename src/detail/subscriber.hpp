@@ -23,21 +23,17 @@
 
 namespace redlock::detail {
 
-/// The channel a release of `key` publishes on.
-std::string release_channel(std::string_view key);
-/// The key of a release channel; empty if `channel` is not one.
-std::string_view released_key(std::string_view channel);
-
 class subscriber : public std::enable_shared_from_this<subscriber>
 {
   public:
     /// Tells `waiters` of every release message. `waiters` outlives the subscriber's work:
-    /// the client owns both and closes the subscriber first.
+    /// the client owns both and closes the subscriber first. `key_prefix` is the client's
+    /// config::key_prefix, which the channels carry (key_space.hpp).
     subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings,
-               std::shared_ptr<waiter_queue> waiters);
+               std::shared_ptr<waiter_queue> waiters, std::string key_prefix);
 
-    /// Listens for releases of `key` until as many `unwatch` calls: the first watch of a key
-    /// subscribes to its channel. On the strand.
+    /// Listens for releases of lock key `key` until as many `unwatch` calls: the first watch
+    /// of a key subscribes to its channel. On the strand.
     void watch(std::string_view key);
     void unwatch(std::string_view key);
     /// Drops the connection and every watch (client shutdown).
@@ -57,6 +53,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     node endpoint_;
     connection_settings settings_;
     std::shared_ptr<waiter_queue> waiters_;
+    std::string key_prefix_;
     stream socket_;
     enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
     std::uint64_t generation_ = 0;

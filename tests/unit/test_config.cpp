@@ -352,4 +352,36 @@ BOOST_AUTO_TEST_CASE(reconnect_backoff_must_be_ordered)
     BOOST_TEST(contains(redlock::validate(cfg), "config.reconnect_backoff_min"));
 }
 
+BOOST_AUTO_TEST_CASE(key_prefix_is_empty_by_default_and_takes_ordinary_text)
+{
+    config cfg = config::from_urls({"redis://a:7001"});
+    BOOST_TEST(cfg.key_prefix.empty());
+    for (const char* prefix : {"redlock:", "app:locks:", "{locks}:", "a}b", "{x}{", "é:"}) {
+        cfg.key_prefix = prefix;
+        BOOST_TEST(redlock::validate(cfg) == "", prefix);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(key_prefix_with_a_control_character_is_rejected)
+{
+    config cfg = config::from_urls({"redis://a:7001"});
+    cfg.key_prefix = "locks:\n";  // as read from a file with its line end
+    const std::string problem = redlock::validate(cfg);
+    BOOST_TEST(contains(problem, "config.key_prefix 'locks:\\x0a' contains a control character"),
+               problem);
+    BOOST_TEST(contains(problem, "at byte 6"), problem);
+    cfg.key_prefix = "a\0b"s;
+    BOOST_TEST(contains(redlock::validate(cfg), "'a\\x00b'"), redlock::validate(cfg));
+}
+
+BOOST_AUTO_TEST_CASE(key_prefix_hash_tags_must_be_closed_and_not_empty)
+{
+    config cfg = config::from_urls({"redis://a:7001"});
+    cfg.key_prefix = "app{locks:";
+    BOOST_TEST(contains(redlock::validate(cfg), "opens a hash tag '{' without closing it"),
+               redlock::validate(cfg));
+    cfg.key_prefix = "app:{}:";
+    BOOST_TEST(contains(redlock::validate(cfg), "an empty hash tag '{}'"), redlock::validate(cfg));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

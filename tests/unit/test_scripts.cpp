@@ -1,3 +1,4 @@
+#include "detail/key_space.hpp"
 #include "detail/resp.hpp"
 #include "detail/scripts.hpp"
 
@@ -144,10 +145,16 @@ BOOST_AUTO_TEST_CASE(script_requests_for_every_kind_and_shape)
             BOOST_TEST_CONTEXT("reentrant " << reentrant << ", " << keys->size() << " keys")
             {
                 lock_shape shape{*keys, reentrant};
-                for (bool announce : {false, true}) {
-                    check_script_request(release_request(shape, hostile_value, announce), *keys,
-                                         {hostile_value, announce ? "1" : "0"}, "PUBLISH");
+                // A quiet release (a hand-off) names no channel; an announced one names each
+                // key's release channel.
+                check_script_request(release_request(shape, hostile_value, false), *keys,
+                                     {hostile_value}, "PUBLISH");
+                std::vector<std::string> announced{hostile_value};
+                for (const std::string& k : *keys) {
+                    announced.push_back("redlock:released:" + k);
                 }
+                check_script_request(release_request(shape, hostile_value, true), *keys, announced,
+                                     "PUBLISH");
                 for (bool recreate : {false, true}) {
                     check_script_request(extend_request(shape, hostile_value, 5000ms, recreate),
                                          *keys, {hostile_value, "5000", recreate ? "1" : "0"},
@@ -189,7 +196,7 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             std::vector<std::string> counters;
             for (const std::string& k : *keys) {
                 counters.push_back("redlock:fence:" + k);
-                BOOST_TEST(fence_key(k) == counters.back());
+                BOOST_TEST(fence_key("", k) == counters.back());
             }
             all.insert(all.end(), counters.begin(), counters.end());
             request acquire = acquire_request({*keys, false, true}, hostile_value, 900ms);
@@ -209,6 +216,50 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             BOOST_TEST(raise.read == &read_script_reply);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_prefix_goes_before_counters_and_channels)
+{
+    const std::vector<std::string> keys = lock_keys("app:{locks}:", {"a", hostile_key});
+    BOOST_TEST_REQUIRE(keys.size() == 2u);
+    BOOST_TEST(keys[0] == "app:{locks}:a");
+    BOOST_TEST(keys[1] == "app:{locks}:" + hostile_key);
+    const lock_shape shape{keys, false, true, "app:{locks}:"};
+
+    auto acquire = args_of(acquire_request(shape, "v", 900ms).cmd.fallback);
+    BOOST_TEST_REQUIRE(acquire.size() == 3u + 4 + 2);
+    BOOST_TEST(acquire[3] == "app:{locks}:a");
+    BOOST_TEST(acquire[4] == "app:{locks}:" + hostile_key);
+    BOOST_TEST(acquire[5] == "app:{locks}:redlock:fence:a");
+    BOOST_TEST(acquire[6] == "app:{locks}:redlock:fence:" + hostile_key);
+
+    auto raise = args_of(fence_raise_request(shape, 7).cmd.fallback);
+    BOOST_TEST_REQUIRE(raise.size() == 3u + 2 + 1);
+    BOOST_TEST(raise[3] == "app:{locks}:redlock:fence:a");
+
+    auto release = args_of(release_request(shape, "v", true).cmd.fallback);
+    BOOST_TEST_REQUIRE(release.size() == 3u + 2 + 3);
+    BOOST_TEST(release[3] == "app:{locks}:a");
+    BOOST_TEST(release[5] == "v");
+    BOOST_TEST(release[6] == "app:{locks}:redlock:released:a");
+    BOOST_TEST(release[7] == "app:{locks}:redlock:released:" + hostile_key);
+}
+
+BOOST_AUTO_TEST_CASE(release_channels_map_back_to_their_keys)
+{
+    for (std::string_view prefix : {"", "p:", "redlock:released:"}) {
+        BOOST_TEST_CONTEXT("prefix '" << prefix << "'")
+        {
+            const std::string key = std::string(prefix) + "job:7";
+            const std::string channel = release_channel(prefix, key);
+            BOOST_TEST(channel == std::string(prefix) + "redlock:released:job:7");
+            BOOST_TEST(released_key(prefix, channel).value_or("none") == key);
+            BOOST_TEST(!released_key(prefix, "other:job:7").has_value());
+        }
+    }
+    // Another client's prefix is not ours.
+    BOOST_TEST(!released_key("a:", release_channel("b:", "b:x")).has_value());
+    BOOST_TEST(!released_key("a:", "a:redlock:fence:x").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(fenced_acquire_replies)

@@ -215,6 +215,34 @@ redlock::config parse_nodes(const std::vector<std::string>& lists, std::string_v
     return cfg;
 }
 
+bool key_prefix_option(arg_scanner& args, std::optional<std::string>& prefix)
+{
+    if (auto v = args.value_option("--key-prefix")) {
+        prefix = *v;
+        return true;
+    }
+    return false;
+}
+
+void apply_key_prefix(redlock::config& cfg, const std::optional<std::string>& option)
+{
+    std::string source = "--key-prefix";
+    if (option) {
+        cfg.key_prefix = *option;
+    } else if (const char* env = std::getenv("REDLOCK_KEY_PREFIX"); env != nullptr) {
+        cfg.key_prefix = env;
+        source = "REDLOCK_KEY_PREFIX";
+    }
+    if (std::string problem = redlock::validate(cfg); !problem.empty()) {
+        // The nodes were checked already: this is about the prefix, named as the user gave it.
+        constexpr std::string_view field = "config.key_prefix";
+        if (auto pos = problem.find(field); pos != std::string::npos) {
+            problem.replace(pos, field.size(), source);
+        }
+        throw usage_error(problem);
+    }
+}
+
 bool tls_option(arg_scanner& args, redlock::tls_settings& tls)
 {
     if (auto v = args.value_option("--tls-ca")) {

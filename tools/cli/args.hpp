@@ -86,6 +86,13 @@ class arg_scanner
     int next_;
 };
 
+/// Parses --key-prefix PREFIX when it is next.
+bool key_prefix_option(arg_scanner& args, std::optional<std::string>& prefix);
+
+/// Sets `cfg.key_prefix` from --key-prefix (`option`), or else from $REDLOCK_KEY_PREFIX, and
+/// checks it. Throws usage_error naming the source.
+void apply_key_prefix(redlock::config& cfg, const std::optional<std::string>& option);
+
 /// Parses --tls-ca FILE, --tls-cert FILE and --tls-key FILE when one of them is next.
 bool tls_option(arg_scanner& args, redlock::tls_settings& tls);
 

@@ -53,6 +53,9 @@ ENVIRONMENT
         The default for --nodes. It keeps passwords out of the command line
         that ps(1) shows to every user.
 
+    REDLOCK_KEY_PREFIX
+        The default for --key-prefix.
+
 EXIT STATUS
     0      Success.
     64     Usage error: an unknown command or option, a malformed URL or
@@ -122,7 +125,14 @@ OPTIONS
         to $REDLOCK_NODES. See NODE URLS in "redlock --help".
 
     -k, --key KEY
-        The lock's name: the Redis key. Required.
+        The lock's name: the Redis key, after the --key-prefix. Required.
+
+    --key-prefix PREFIX
+        Put PREFIX before KEY, as in --key-prefix locks: for the Redis key
+        locks:KEY, to keep locks apart from other data in the same database
+        (default $REDLOCK_KEY_PREFIX, else none). Every program that takes
+        the lock must use the same prefix; in the library it is
+        config::key_prefix.
 
     --expiry DUR
         The key's time to live (default 30s). If redlock dies without
@@ -251,6 +261,10 @@ OPTIONS
 
     --key KEY
         Another way to name a KEY. May be given more than once.
+
+    --key-prefix PREFIX
+        Put PREFIX before each KEY, as "redlock run" does (default
+        $REDLOCK_KEY_PREFIX, else none). The summary line names the Redis key.
 
     --timeout DUR
         The limit for each node: connecting, authenticating and reading

@@ -461,6 +461,7 @@ run_args parse_run_args(int argc, char** argv, int first)
     run_args a;
     std::vector<std::string> node_lists;
     redlock::tls_settings tls;
+    std::optional<std::string> key_prefix;
     bool have_key = false;
     arg_scanner args(argc, argv, first);
     while (args.more()) {
@@ -496,6 +497,7 @@ run_args parse_run_args(int argc, char** argv, int first)
         } else if (auto v = args.value_option("--kill-after")) {
             a.kill_after = parse_duration("--kill-after", *v);
         } else if (tls_option(args, tls)) {
+        } else if (key_prefix_option(args, key_prefix)) {
         } else if (args.flag("--process-group")) {
             a.process_group = true;
         } else if (args.flag("--quiet", "-q")) {
@@ -518,6 +520,7 @@ run_args parse_run_args(int argc, char** argv, int first)
     a.nodes = nodes_from(node_lists);
     a.nodes.tls = tls;
     check_tls(a.nodes);
+    apply_key_prefix(a.nodes, key_prefix);
     if (!have_key) {
         throw usage_error("--key is required: the name of the lock");
     }

@@ -125,6 +125,7 @@ status_args parse_status_args(int argc, char** argv, int first)
     status_args a;
     std::vector<std::string> node_lists;
     redlock::tls_settings tls;
+    std::optional<std::string> key_prefix;
     arg_scanner args(argc, argv, first);
     bool options_done = false;
     while (args.more()) {
@@ -143,6 +144,7 @@ status_args parse_status_args(int argc, char** argv, int first)
                 throw usage_error("--timeout must be more than 0");
             }
         } else if (tls_option(args, tls)) {
+        } else if (key_prefix_option(args, key_prefix)) {
         } else if (args.peek() == "--") {
             args.take();
             options_done = true;
@@ -155,6 +157,7 @@ status_args parse_status_args(int argc, char** argv, int first)
     a.nodes = nodes_from(node_lists);
     a.nodes.tls = tls;
     check_tls(a.nodes);
+    apply_key_prefix(a.nodes, key_prefix);
     if (a.keys.empty()) {
         throw usage_error("no KEY given: name the lock(s) to show");
     }
@@ -211,7 +214,8 @@ int status_command(const status_args& a)
         width = std::max(width, node.endpoint().size());
     }
     for (std::size_t k = 0; k < a.keys.size(); ++k) {
-        std::cout << summary(a.keys[k], states[k]) << "\n";
+        // The Redis key itself, so that a prefix in the environment is never a surprise.
+        std::cout << summary(a.nodes.key_prefix + a.keys[k], states[k]) << "\n";
         for (std::size_t i = 0; i < n; ++i) {
             std::string endpoint = a.nodes.nodes[i].endpoint();
             endpoint.resize(width, ' ');
