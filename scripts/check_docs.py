@@ -282,6 +282,8 @@ def public_names(xml_dir: Path) -> dict[str, PublicName]:
             kind = compound.get("kind", "")
             if kind not in ("namespace", "class", "struct", "union") or not public(scope):
                 continue
+            if kind == "namespace" and scope != "redlock":
+                names.setdefault(scope, PublicName(kind))  # one inside redlock: redlock::blocking
             if kind != "namespace":
                 if compound.get("prot", "public") != "public":
                     continue
@@ -379,9 +381,14 @@ class Checker:
         if not self.public:
             self.problems.append(("Doxyfile", 0, "Doxygen found no public name in namespace redlock"))
             return False
-        # Public types that docs name without the namespace: guard::until, error::lost.
+        # Public types that docs name without the namespace: guard::until, error::lost; and
+        # namespaces inside redlock, as in blocking::mutex::lock.
         self.types = sorted(
-            {n.split("::")[1] for n, kind in self.public.items() if n.count("::") == 1 and kind.is_type},
+            {
+                n.split("::")[1]
+                for n, kind in self.public.items()
+                if n.count("::") == 1 and (kind.is_type or kind.kind == "namespace")
+            },
             key=lambda t: (-len(t), t),
         )
         alternatives = "|".join(self.types) or "(?!)"

@@ -58,7 +58,9 @@ class mutex
     ///
     /// Cancellation: terminal, partial and total. A cancelled acquire deletes whatever it
     /// set (bounded by the per-node deadline), then completes with `operation_aborted`.
-    /// The handler runs on its associated executor, never inside this call.
+    /// The handler runs on its associated executor, never inside this call. Nothing happens
+    /// while nobody runs the client's executor: `async_acquire(asio::use_future).get()` on
+    /// the thread that should run it waits forever (`redlock::blocking` runs one itself).
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_acquire(CompletionToken&& token = {})
     {

@@ -1,0 +1,198 @@
+#pragma once
+
+/// \file
+/// Distributed locks for code without coroutines: a client that runs its own io thread, and a
+/// mutex that meets the standard Lockable and TimedLockable requirements, so that
+/// `std::unique_lock`, `std::scoped_lock` and `std::lock` work with it.
+
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+#include <redlock/error.hpp>
+#include <redlock/observability.hpp>
+#include <redlock/options.hpp>
+#include <redlock/report.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::blocking {
+
+namespace detail {
+class client_core;
+struct mutex_core;
+}  // namespace detail
+
+/// A named distributed lock with the interface of `std::timed_mutex`, made by
+/// `blocking::client::make_mutex`.
+///
+/// Ownership: like a `std::mutex`, a `blocking::mutex` is held by one thread at a time.
+/// Threads of the process that share it (the object or copies of it: copies share one lock)
+/// take turns in the process first, and only the thread whose turn it is acquires on the
+/// nodes, competing there with other processes and with other mutexes of the same name.
+/// Locking it again from the thread that holds it throws `boost::system::system_error` with
+/// `errc::resource_deadlock_would_occur`, unless it was made with `options::reentrant`: then
+/// it counts, as a `std::recursive_mutex` does, and the last `unlock` releases. Unlock from
+/// the thread that locked, as for any standard mutex.
+///
+/// Which calls fail how:
+/// - `lock()` waits as `redlock::mutex::acquire` does (`options::tries`, `options::wait`;
+///   while another thread of the process holds it, as long as that thread keeps it, bounded
+///   by `options::wait` if set) and throws `boost::system::system_error` with the library's
+///   error code (`error::taken`, `failed`, `misconfigured`, `shut_down`, ...) when it does
+///   not get the lock; `what()` names the lock and what each node answered.
+/// - `try_lock()` makes one attempt; `try_lock_for()` and `try_lock_until()` try until the
+///   deadline (`options::tries` does not apply; a release wakes them early), make their last
+///   attempt at the deadline and so return false no earlier than it, and no later than one
+///   attempt (its per-node deadline) after it. All three return false when another owner
+///   holds the lock: another thread of the process, or on the nodes (`error::taken`, or a
+///   failed attempt in which some node answered that another owner holds it). They throw as
+///   `lock()` does when the nodes could not answer at all (`error::failed` with no node
+///   saying "taken": unreachable, slow), for misconfiguration and after shutdown, so that a
+///   dead or misconfigured Redis is never mistaken for a busy lock.
+/// - `unlock()` never throws, since it runs in destructors (`std::unique_lock`'s): it
+///   releases and waits for the nodes' answer, bounded by the per-node deadline; whether a
+///   quorum still held the lock shows in `last_report()`. Call `release()` instead to have a
+///   lock that had expired or been taken over reported as an exception. Calling `unlock()`
+///   when the mutex is not locked does nothing.
+class mutex
+{
+  public:
+    /// Acquires the lock, waiting as the class comment says. Throws
+    /// `boost::system::system_error` when it cannot.
+    void lock();
+    /// One attempt: true when the lock is now held by the calling thread, false when another
+    /// owner holds it. Throws when the nodes could not answer (see the class comment).
+    bool try_lock();
+    /// As `try_lock`, trying (and waiting for the holder's release) until `timeout` has
+    /// passed.
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout)
+    {
+        if (timeout <= timeout.zero()) {
+            return try_lock();
+        }
+        // Compared in floating point: no duration type can overflow there.
+        using seconds = std::chrono::duration<double>;
+        if (seconds(timeout) >= seconds(longest_wait)) {
+            return try_lock_within(longest_wait);
+        }
+        return try_lock_within(std::chrono::ceil<std::chrono::milliseconds>(timeout));
+    }
+    /// As `try_lock_for(deadline - Clock::now())`: the deadline is read once, on `Clock`, and
+    /// followed on `std::chrono::steady_clock` from then on.
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline)
+    {
+        const auto now = Clock::now();
+        if (deadline <= now) {
+            return try_lock();
+        }
+        return try_lock_for(deadline - now);
+    }
+    /// Releases the lock and waits for the nodes (bounded by the per-node deadline); never
+    /// throws. On the client's io thread it starts the release without waiting.
+    void unlock() noexcept;
+
+    /// As `unlock`, but throws `boost::system::system_error`: `error::not_held` when the
+    /// mutex is not locked, or when fewer than a quorum of nodes still held the lock (it
+    /// expired or was taken over: the critical section may not have been exclusive). The
+    /// mutex is unlocked afterwards either way.
+    void release();
+    /// Resets the lock's TTL to `options::expiry` on a quorum and moves `until()` forward.
+    /// Throws `boost::system::system_error` (`error::expired`, `extend_failed`, `lost`,
+    /// `not_held` when not locked).
+    void extend();
+    /// Whether a quorum of nodes holds our value right now. Throws `error::not_held` when
+    /// the mutex is not locked.
+    bool valid();
+
+    /// True while the lock is held through this mutex (by whichever thread locked it).
+    bool owns_lock() const noexcept;
+    /// The validity deadline of the lock held now (updated by extensions); after `unlock`,
+    /// that of the last lock held. The epoch before the first lock.
+    std::chrono::steady_clock::time_point until() const noexcept;
+    /// With `options::fencing`: the fencing token of the lock held now, or of the last one
+    /// held; 0 before the first lock and without fencing. Hand it to the protected resource.
+    std::uint64_t fencing_token() const noexcept;
+    /// True once the lock held now was found lost (see `guard::lost`).
+    bool lost() const noexcept;
+    /// What each node did in the last operation through this mutex (an attempt, a release,
+    /// an extension, a validity check, or the watchdog's extension).
+    report last_report() const;
+
+    /// The lock's name, as `redlock::mutex::name()`.
+    const std::string& name() const noexcept;
+    /// The Redis keys the lock sets.
+    const std::vector<std::string>& keys() const noexcept;
+    /// The options the mutex was made with.
+    const redlock::options& options() const noexcept;
+
+  private:
+    friend class client;
+    explicit mutex(std::shared_ptr<detail::mutex_core> core) noexcept : core_(std::move(core)) {}
+
+    /// `options::wait` allows no more.
+    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
+    bool try_lock_within(std::chrono::milliseconds timeout);
+
+    std::shared_ptr<detail::mutex_core> core_;
+};
+
+/// A `redlock::client` with an io_context of its own, run by a thread the client owns, for
+/// programs that do not run one themselves. Its mutexes block the calling thread until the
+/// nodes have answered.
+///
+/// Destroying the client ends it cleanly: blocking calls still waiting in other threads are
+/// cancelled (they throw `error::shut_down`), every lock still held through its mutexes is
+/// released, the destructor waits for those releases and for the client's other background
+/// work (`redlock::client::async_shutdown`), then joins the thread. Mutexes that outlive
+/// their client throw `error::shut_down` from then on; their `unlock` does nothing.
+///
+/// Thread-safe: any thread may make mutexes and use them, except the client's own io thread
+/// (completion handlers of `nonblocking()` operations run there), where every blocking call
+/// would wait for itself: those throw `boost::system::system_error` with
+/// `boost::system::errc::resource_deadlock_would_occur` instead.
+class client
+{
+  public:
+    /// Starts the io thread. Throws `boost::system::system_error` with
+    /// `error::invalid_argument` and a message naming the field when `cfg` is unusable,
+    /// without starting anything. No I/O: connections open on first use.
+    explicit client(redlock::config cfg);
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+    /// A moved-from client may only be destroyed or assigned to.
+    client(client&& other) noexcept;
+    /// Shuts down the client assigned over (see `~client`), then takes `other`'s.
+    client& operator=(client&& other) noexcept;
+    /// See the class comment. On the client's own io thread it cannot wait: it cancels and
+    /// releases as usual and lets the thread finish and clean up by itself.
+    ~client();
+
+    /// A lock named `name` with `opts`, as `redlock::client::make_mutex`: throws
+    /// `boost::system::system_error` with `error::invalid_argument` when the name is empty
+    /// or an option is out of range. No I/O.
+    mutex make_mutex(std::string name, options opts);
+    /// `make_mutex(name, options{})`.
+    mutex make_mutex(std::string name);
+    /// A multi-resource lock (all of `names` or none on each node), as
+    /// `redlock::client::make_multi_mutex`.
+    mutex make_multi_mutex(std::vector<std::string> names, options opts = {});
+
+    /// The configuration in use.
+    const redlock::config& config() const noexcept;
+    /// A snapshot of each node's counters, in config order.
+    std::vector<redlock::node_counters> node_counters() const;
+    /// The asynchronous client underneath, on the io thread's executor: its operations take
+    /// any completion token, and share connections with the blocking mutexes. Handlers run
+    /// on the io thread, so they must not block, nor call this facade.
+    redlock::client& nonblocking() noexcept;
+
+  private:
+    std::shared_ptr<detail::client_core> core_;
+};
+
+}  // namespace redlock::blocking

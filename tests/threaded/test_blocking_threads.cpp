@@ -1,0 +1,222 @@
+// The blocking facade used from several threads at once: threads sharing one mutex, threads
+// with mutexes of their own on two clients, timeouts, and a client destroyed while threads
+// wait. Run under ThreadSanitizer too: the counter that the shared mutex protects is a plain
+// int, so a missing happens-before between two holders is a reported race.
+
+#include <redlock/blocking.hpp>
+
+#include "common/redis_server.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+// Counts how many threads are inside at once.
+struct occupancy
+{
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+
+    void enter()
+    {
+        const int now = ++inside;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+    }
+    void leave() { --inside; }
+};
+
+// Boost.Test's assertions are not thread-safe: threads count failures, the test thread checks.
+struct failures
+{
+    std::atomic<int> count{0};
+    std::mutex m;
+    std::string first;
+
+    void note(const std::exception& e)
+    {
+        std::lock_guard lock(m);
+        if (count++ == 0) {
+            first = e.what();
+        }
+    }
+};
+
+void join_all(std::vector<std::thread>& threads)
+{
+    for (auto& t : threads) {
+        t.join();
+    }
+}
+
+BOOST_AUTO_TEST_SUITE(blocking_threads)
+
+BOOST_AUTO_TEST_CASE(threads_sharing_one_mutex_through_unique_lock_never_overlap)
+{
+    redlock::test::redis_cluster nodes(3);
+    redlock::blocking::client c(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::mutex m = c.make_mutex("threads:shared", {.expiry = 10s});
+    constexpr int workers = 6;
+    constexpr int rounds = 8;
+    int counter = 0;  // protected by m alone
+    occupancy occ;
+    failures failed;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < workers; ++i) {
+        threads.emplace_back([&] {
+            try {
+                for (int round = 0; round < rounds; ++round) {
+                    std::unique_lock held(m);
+                    occ.enter();
+                    const int read = counter;
+                    std::this_thread::yield();  // widen the window a second holder would hit
+                    counter = read + 1;
+                    occ.leave();
+                }
+            } catch (const std::exception& e) {
+                failed.note(e);
+            }
+        });
+    }
+    join_all(threads);
+    BOOST_TEST(failed.count.load() == 0, failed.first);
+    BOOST_TEST(counter == workers * rounds);
+    BOOST_TEST(occ.most.load() == 1);
+    BOOST_TEST(!m.owns_lock());
+}
+
+BOOST_AUTO_TEST_CASE(threads_with_their_own_mutexes_on_two_clients_never_overlap)
+{
+    // Two clients stand for two processes: their only common ground is the Redis nodes.
+    redlock::test::redis_cluster nodes(3);
+    redlock::blocking::client first(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::client second(redlock::config::from_urls(nodes.urls()));
+    const redlock::options opts{.expiry = 10s, .tries = 100000, .retry_delay = 5ms};
+    constexpr int per_client = 3;
+    constexpr int rounds = 6;
+    // Split into a load and a store, so that two holders at once would lose an increment.
+    std::atomic<int> counter{0};
+    occupancy occ;
+    failures failed;
+    std::vector<std::thread> threads;
+    for (redlock::blocking::client* c : {&first, &second}) {
+        for (int i = 0; i < per_client; ++i) {
+            threads.emplace_back([&, m = c->make_mutex("threads:own", opts)]() mutable {
+                try {
+                    for (int round = 0; round < rounds; ++round) {
+                        std::lock_guard held(m);
+                        occ.enter();
+                        const int read = counter.load(std::memory_order_relaxed);
+                        std::this_thread::yield();
+                        counter.store(read + 1, std::memory_order_relaxed);
+                        occ.leave();
+                    }
+                } catch (const std::exception& e) {
+                    failed.note(e);
+                }
+            });
+        }
+    }
+    join_all(threads);
+    BOOST_TEST(failed.count.load() == 0, failed.first);
+    BOOST_TEST(counter.load() == 2 * per_client * rounds);
+    BOOST_TEST(occ.most.load() == 1);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redlock::test::eventually(
+            [&] { return !redlock::test::redis_get(nodes[i].port(), "threads:own").has_value(); }));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(try_lock_for_times_out_while_another_thread_holds_the_lock)
+{
+    redlock::test::redis_cluster nodes(3);
+    redlock::blocking::client c(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::mutex shared = c.make_mutex("threads:timeout", {.expiry = 10s});
+    redlock::blocking::mutex other = c.make_mutex("threads:timeout", {.expiry = 10s});
+    std::promise<void> locked;
+    std::promise<void> done;
+    std::thread holder([&] {
+        std::lock_guard held(shared);
+        locked.set_value();
+        done.get_future().wait();
+    });
+    locked.get_future().wait();
+
+    // The same mutex: this thread waits for its turn in the process.
+    auto start = steady::now();
+    BOOST_TEST(!shared.try_lock());
+    BOOST_TEST(!shared.try_lock_for(300ms));
+    auto waited = steady::now() - start;
+    BOOST_TEST((waited >= 300ms));
+    BOOST_TEST((waited < 2s));
+    // Another mutex of the same name: the nodes say no until the deadline.
+    start = steady::now();
+    BOOST_TEST(!other.try_lock_for(300ms));
+    waited = steady::now() - start;
+    BOOST_TEST((waited >= 300ms));
+    BOOST_TEST((waited < 2s));
+    BOOST_TEST(other.last_report().count(redlock::node_status::taken) >= 2u);
+
+    done.set_value();
+    holder.join();
+    BOOST_TEST(shared.try_lock_for(5s));
+    shared.unlock();
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_client_ends_the_waits_of_other_threads_and_releases)
+{
+    redlock::test::redis_cluster nodes(3);
+    auto c = std::make_unique<redlock::blocking::client>(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::mutex held = c->make_mutex("threads:end", {.expiry = 30s});
+    // Waits on the nodes, with a retry delay far beyond the test's patience.
+    redlock::blocking::mutex waiting =
+        c->make_mutex("threads:end", {.expiry = 30s, .tries = 1000, .retry_delay = 60s});
+    held.lock();
+
+    auto outcome = [](redlock::blocking::mutex m) {
+        try {
+            m.lock();
+            return boost::system::error_code{};
+        } catch (const boost::system::system_error& e) {
+            return e.code();
+        }
+    };
+    auto on_nodes = std::async(std::launch::async, outcome, waiting);
+    auto in_process = std::async(std::launch::async, outcome, held);  // waits for its turn
+    // The first waiter is in its retry pause once it listens for the release.
+    const std::string channel = "redlock:released:threads:end";
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST_REQUIRE(redlock::test::eventually([&] {
+            return redlock::test::redis_command(nodes[i].port(), {"PUBSUB", "NUMSUB", channel}) ==
+                   channel + " 1";
+        }));
+    }
+
+    const auto start = steady::now();
+    c.reset();
+    BOOST_TEST((steady::now() - start < 10s));
+    BOOST_TEST_REQUIRE((on_nodes.wait_for(5s) == std::future_status::ready));
+    BOOST_TEST_REQUIRE((in_process.wait_for(5s) == std::future_status::ready));
+    BOOST_TEST((on_nodes.get() == redlock::error::shut_down));
+    BOOST_TEST((in_process.get() == redlock::error::shut_down));
+    // The lock this thread held is gone from every node: the destructor waited for it.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(!redlock::test::redis_get(nodes[i].port(), "threads:end").has_value());
+    }
+    BOOST_TEST(!held.owns_lock());
+    held.unlock();  // after the client: nothing to do
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
