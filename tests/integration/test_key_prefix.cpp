@@ -65,6 +65,14 @@ BOOST_FIXTURE_TEST_CASE(the_lock_key_carries_the_prefix_and_the_name_does_not, p
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             BOOST_TEST(keys_on(nodes[i].port()) == "app:locks:order:1");
         }
+        // async_inspect takes the lock's name too.
+        auto states = co_await c.async_inspect("order:1", 1s, asio::use_awaitable);
+        BOOST_TEST_REQUIRE(states.size() == 5u);
+        for (const key_state& s : states) {
+            BOOST_TEST((s.kind == key_kind::plain));
+            BOOST_TEST_REQUIRE(s.holders.size() == 1u);
+            BOOST_TEST(s.holders.front().value == g.value());
+        }
         co_await g.release();
         BOOST_TEST(co_await settles([&] { return all_empty(); }));
         co_return 0;
