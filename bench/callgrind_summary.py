@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Summarizes a callgrind profile of redlock_bench for docs/benchmarks.md.
 
     bench/callgrind_summary.py CALLGRIND_OUT [--ops N] [--top 15]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Turns redlock_bench runs into the tables of docs/benchmarks.md and a latency plot.
 
     bench/plot.py [--doc docs/benchmarks.md] [--png docs/benchmarks-latency.png] RUN.log...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Profiles the client side of the uncontended scenario: where the library spends its
 # instructions (callgrind) and its CPU time, kernel included (perf, where it works).
 #

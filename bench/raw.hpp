@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Scenario (d), the servers' bound: the lock protocol's commands (the library's own SET NX PX

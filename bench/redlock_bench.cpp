@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock_bench: how fast the library locks, against 5 local Redis masters it starts itself
 // (or the ones given with --nodes), and how that compares with what the same servers do for
 // the same commands sent raw in the same run. See docs/benchmarks.md.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs redlock_bench several times and turns the runs into docs/benchmarks.md and the plot.
 #
 #   bench/run.sh BUILD_DIR [RUNS] [-- redlock_bench arguments]

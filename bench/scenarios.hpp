@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The benchmark's scenarios. Each prints one line for people and one `RESULT {json}` line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The redis-server masters a benchmark run starts for itself, by the test harness

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Small helpers of the benchmark: latency samples and their percentiles, a JSON object

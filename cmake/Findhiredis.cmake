@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Finds hiredis (Debian: libhiredis-dev) and defines the imported target hiredis::hiredis.
 find_path(hiredis_INCLUDE_DIR hiredis/hiredis.h)
 find_library(hiredis_LIBRARY hiredis)

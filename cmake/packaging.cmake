@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Debian packages, made by `cpack -G DEB` in a build directory (docs/installation.md), one per
 # install component:
 #   libredlock-dev        headers, libredlock.a (or the libredlock.so link), the CMake package,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Writes redlock.pc (from redlock.pc.in) for the install tree.
 #
 # Relocatable: the prefix is found from the .pc file's own place (${pcfiledir}), so the file

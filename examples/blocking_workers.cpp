@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // blocking_workers: distributed locks in a program without coroutines or an io_context, with
 // redlock::blocking and the standard lock types.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // cancel_on_loss: a request handler whose work is cancelled when its lock is lost.
 //
 //   cancel_on_loss URL [URL...]      e.g. cancel_on_loss redis://127.0.0.1:7001 ...

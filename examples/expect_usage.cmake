@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # cmake -DPROGRAM=path/to/flash_sale -P expect_usage.cmake
 # Bad arguments must give exit status 2 and a usage message naming the problem.
 foreach(case "--stock;x;--buyers;2;--nodes;redis://127.0.0.1:1"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // fenced_account: why fencing tokens matter, in one run.
 //
 //   fenced_account RESOURCE_URL NODE_URL [NODE_URL...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // flash_sale: several processes sell a limited stock of coupons, kept correct by one redlock lock.
 //
 // The stock lives in a plain file and every sale is a deliberately non-atomic read-modify-write:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // http_service: an HTTP/1.1 service (Boost.Beast, C++20 coroutines) whose handler takes a
 // distributed lock per resource, and gives the lock up as soon as nobody wants the answer.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // quickstart: the "first program" of the documentation, complete.
 //
 //   quickstart URL [URL...]      e.g. quickstart redis://127.0.0.1:7001 redis://127.0.0.1:7002 ...

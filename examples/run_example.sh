@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs an example against redis-servers of its own (the ctest driver of examples/).
 #
 #   run_example.sh N PROGRAM [ARGS...]

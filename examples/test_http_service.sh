@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Tests examples/http_service with curl against three redis-servers of its own.
 #
 #   test_http_service.sh [PATH/TO/http_service]     (default: $HTTP_SERVICE, else build/examples/)

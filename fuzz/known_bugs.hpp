@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Known library bugs that the fuzz targets can step around (REDLOCK_FUZZ_SKIP_KNOWN=1), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // libFuzzer target: a redlock::client against an in-process fake server whose replies are
 // the fuzz input, over a unix domain socket.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // libFuzzer target: resp::decoder fed arbitrary bytes in arbitrary chunkings.
 //
 // Input: byte 0 seeds the chunk sizes, the rest is the wire. Invariants:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Builds the libFuzzer targets with clang in their own build directory and runs each one for
 # a fixed number of iterations, starting from the seed corpus in fuzz/corpus/<target>.
 # Exits non-zero on a finding (crash, sanitizer report, leak, out-of-memory, timeout) or on

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Checks README.md and docs/**/*.md for broken references; exits 1 if it finds any.
 
 Usage, from anywhere (ctest runs it as the `docs_check` test):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # The flash-sale demo: 4 buyer processes sell 200 coupons, kept in a plain file, through one
 # Redlock lock over 5 local redis-servers; then the sales log is checked coupon by coupon.
 # Installs what is missing and builds first (scripts/setup.sh). The servers run on free

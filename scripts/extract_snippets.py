@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes each C++ code block of a Markdown file to a source file of its own, so that the
 test suite compiles (and runs) the code the documentation shows.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # shellcheck shell=bash
 # Throwaway redis-server processes for the demo and the example tests. Source it, then:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs what is missing (Debian 12 packages), then configures and builds redlock.
 # Usage: scripts/setup.sh [build-dir] [extra cmake args...]
 set -euo pipefail

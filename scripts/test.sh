@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Set-up, then every test: the normal build, then the same suite under
 # AddressSanitizer+UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
 # The suite starts and stops its own redis-server processes on free loopback ports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // acquire and try_acquire: attempts on every node, retries, wake-ups by releases, hand-offs
 // between the client's own acquires, and the fencing token's write-back.
 

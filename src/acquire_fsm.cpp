@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/acquire_fsm.hpp"
 
 #include <boost/asio/error.hpp>

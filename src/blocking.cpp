@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The blocking facade: a thread that runs the client's io_context, and Lockable mutexes whose
 // calls start an asynchronous operation and wait for its handler (a promise each).
 

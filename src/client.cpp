@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client: its state, its shutdown, and the mutexes it makes.
 
 #include <redlock/client.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A fenced resource kept in one Redis server: every read and write is one script that
 // checks the request's fencing token against the newest the key has seen (fence.hpp's rule).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The guard: its ownership, its accessors, and the release its destructor schedules.
 
 #include <redlock/guard.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The operations of a guard's lock: release, extend, valid and wait_lost.
 
 #include <redlock/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client::async_inspect: one read-only script on every node, each node's reply kept whole.
 // Unlike a lock round (quorum.cpp), nothing is counted towards a quorum and no node is left
 // out early: the caller wants every node's view, so the round waits for all of them or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/key_space.hpp"
 
 namespace redlock::detail {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The rounds that a lock's operations run on the nodes.
 
 #include "detail/lock_rounds.hpp"

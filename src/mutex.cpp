@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The accessors of mutex; its operations are in acquire.cpp.
 
 #include <redlock/mutex.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/owner_value.hpp"
 
 #include <pthread.h>

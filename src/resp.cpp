@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/resp.hpp"
 
 #include <hiredis/hiredis.h>

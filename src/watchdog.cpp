@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The watchdog: one schedule and one timer for the watched locks of a client.
 
 #include "detail/watchdog.hpp"

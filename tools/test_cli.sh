@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Shell-level tests of the redlock command-line tool (the ctest "cli", label "tools").
 #
 #   tools/test_cli.sh path/to/redlock

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Checks the generated man page against the tool's --help texts (the ctest "cli_man", label
 # "tools"): every heading of `redlock --help`, `redlock run --help` and
 # `redlock status --help` is a section of the page and every line of their text is a line of

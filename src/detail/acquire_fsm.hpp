@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The decisions of one acquire, without I/O: when to attempt, when to clean up, retry, pause

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The work of a client that no caller awaits: releases that guard destructors scheduled, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The node layer: one pipelined connection to one Redis server, shared by every lock of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Inspection of a lock key on every node (client::async_inspect): the read-only script that

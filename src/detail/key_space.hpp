@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Where a client's data lives on a node: the lock keys, the fencing counters beside them and

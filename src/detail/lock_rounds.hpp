@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The rounds that a lock's operations run on the nodes, shared by acquire, the guard's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Node failures that retrying cannot fix (a wrong password, a replica or a cluster node where

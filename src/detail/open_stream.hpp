@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Opening a stream to a node: resolve, connect, AUTH and SELECT, under one deadline. Shared

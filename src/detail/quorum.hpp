@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The quorum layer: one command on every node at once, counted towards a quorum.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // RESP2 encoding and decoding, without I/O. The decoder wraps hiredis's reader; no hiredis

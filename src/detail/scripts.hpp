@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The commands of the lock protocol, and how each node's reply to them is read. Keys and

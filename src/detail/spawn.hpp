@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // How a public operation's coroutine is started: on the library's strand, completing the

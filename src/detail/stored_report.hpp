@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Reports as mutexes and guards keep them: compact, and readable from users' threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // A byte stream to one node: a plain socket (TCP or unix) or TLS over it. The node and pub/sub

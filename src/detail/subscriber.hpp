@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Wake-ups: one pub/sub connection per node, shared by every waiting acquire of a client.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Counting node outcomes towards a quorum, as a plain value type.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The Redlock validity arithmetic, on steady_clock, as plain functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The acquires of one client that wait to retry a lock another owner holds, per key, in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The watch of held locks: declares a lock lost when its validity runs out and, with

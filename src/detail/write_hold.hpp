@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Holding back the writes of every node, so that the requests of two rounds reach each node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "common/redis_server.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Real redis-server processes for tests. Every server runs on 127.0.0.1 only, on a port picked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The fault suite's checker: pure logic over what the workers logged and what the resource

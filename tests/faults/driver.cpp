@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The fault-injection suite. Each test case is one scenario: five fresh lock nodes (real
 // redis-servers), one resource server that is never faulted, and four fault_worker processes
 // that contend for two keys, each owner running a fenced and an unfenced read-modify-write on

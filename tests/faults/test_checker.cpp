@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Unit tests of the fault suite's checker (checker.hpp): no servers, no processes.
 #define BOOST_TEST_MODULE fault_checker
 #include <boost/test/unit_test.hpp>

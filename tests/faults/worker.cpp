@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // fault_worker: one client process of the fault-injection suite (driver.cpp starts several).
 //
 //   fault_worker --id N --nodes URL,URL,... --resource-port P --keys K,K,...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #define BOOST_TEST_MODULE harness_selftest
 #include <boost/test/unit_test.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // A fake Redis server for hostile-input tests: an Asio TCP acceptor on 127.0.0.1 (port 0),

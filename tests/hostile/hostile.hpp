@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Shared pieces of the hostile-server tests: client configs around a fake node, and checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Keys and values are binary-safe end to end, against real redis-servers: NUL bytes, CRLF,
 // quotes and Lua syntax travel as command arguments and never become script text.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Replies that never end: a bulk length of 2^40, a line without CRLF, an array header of
 // 2^31 - 1 elements. The client must fail the node with a protocol error after a bounded
 // amount of memory and time, not buffer, parse or allocate for as long as the server sends.

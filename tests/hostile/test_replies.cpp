@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A fake node that answers with bytes a real Redis never sends: garbage, truncated replies,
 // wrong reply types, error replies, NOSCRIPT forever, stray replies. Every case must end
 // with the documented error, a node-level report that says what happened, no crash and no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Servers that accept and never answer, or stall the handshake: every operation stays
 // bounded by the per-node deadline or the connect timeout. And a fake node among two real
 // ones: the quorum still forms, and the report says what the fake one did.

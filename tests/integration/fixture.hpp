@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Shared pieces of the integration tests: a cluster of real redis-servers per test case, and

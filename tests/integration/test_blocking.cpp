@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The blocking facade against real servers, from the test's own thread: the standard lock
 // types, what returns false and what throws, the accessors, and the client's destructor. The
 // tests with several threads are in tests/threaded (run under ThreadSanitizer too).

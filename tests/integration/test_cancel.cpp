@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Cancellation and completion tokens: every operation honours its handler's cancellation
 // slot, a cancelled acquire leaves nothing behind, and any token works.
 

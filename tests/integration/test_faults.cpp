@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Nodes that do not answer, refuse connections, or are gone: acquisition stays bounded by
 // the per-node deadline and reports what happened on each node.
 

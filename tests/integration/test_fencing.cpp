@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fencing tokens and the fenced store, against five real redis-servers (and a sixth as the
 // protected resource).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client::async_inspect against five real redis-servers: what each node holds under a key.
 
 #include "fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // config::key_prefix against real servers: every key, counter and channel a client uses on the
 // nodes begins with it, and clients with different prefixes never meet.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Holding a lock for real work: the watchdog, the lost-lock signal and with_lock.
 
 #include "fixture.hpp"

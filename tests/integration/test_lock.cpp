@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The lock itself against five real redis-servers: acquire, release, extend, valid, the
 // quorum over every subset of nodes, mutual exclusion, expiry, and the guard's destructor.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Nodes that can never grant a lock as configured (a wrong password, replicas, TLS on one side
 // only): acquire stops after one attempt with error::misconfigured, and the report names each
 // node with the server's words.

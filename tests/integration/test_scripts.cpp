@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The library names its Lua scripts by their SHA-1, as Redis does. A wrong digest would not
 // fail any operation: every EVALSHA would answer NOSCRIPT and the EVAL fallback would take
 // over, silently doubling the traffic. These tests hold the digests against a real server.

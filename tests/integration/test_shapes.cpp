@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Reentrant locks (one owner holding a key several times) and multi-resource locks (several
 // keys at once, all or nothing), against five real redis-servers.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Builds the consumer program (tests/packaging/consumer) against redlock one WAY, in a temp
 # dir, and runs it against a redis-server of its own (examples/run_example.sh): it must link,
 # report the expected version and lock.

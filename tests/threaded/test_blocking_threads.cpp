@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The blocking facade used from several threads at once: threads sharing one mutex, threads
 // with mutexes of their own on two clients, timeouts, and a client destroyed while threads
 // wait. Run under ThreadSanitizer too: the counter that the shared mutex protects is a plain

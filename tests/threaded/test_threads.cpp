@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One client used from an io_context run by four threads: the client's strand serializes
 // its own state, the users' coroutines run anywhere. Also run under ThreadSanitizer.
 

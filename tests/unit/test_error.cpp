@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <redlock/error.hpp>
 
 #include <boost/system/system_error.hpp>

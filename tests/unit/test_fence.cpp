@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The stale-token rule of fenced resources, without a server.
 
 #include <redlock/fence.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // How the inspection script's reply (client::async_inspect) is read into a key_state, and
 // the command that carries it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "detail/tally.hpp"
 
 #include <boost/test/unit_test.hpp>

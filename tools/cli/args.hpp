@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // Command-line parsing shared by the redlock tool's commands: durations, signals, node lists

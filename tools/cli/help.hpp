@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // The man-page style texts of `redlock --help`, `redlock run --help` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // redlock: a distributed flock(1) for shell scripts and cron, on the redlock library.
 //
 //   redlock run --nodes URL[,URL...] --key KEY [OPTIONS] -- COMMAND [ARG...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Writes the man page redlock.1 from the texts the built tool prints for `redlock --help`,
 # `redlock run --help` and `redlock status --help`, so that the page cannot drift from them.
 #

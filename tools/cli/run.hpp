@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 
 // `redlock run`: a command under a lock, stopped when the lock is lost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A program built against redlock the way a user builds one (tests/packaging/consume.sh):
 // it checks the version header against the version it is told, then locks against a real
 // redis-server: acquire, a second owner's try_acquire refused with error::taken, release, and
