@@ -124,7 +124,12 @@ case $way in
       [ -f "$work/root/usr/lib/libredlock.a" ] || fail "libredlock-dev has no libredlock.a"
     fi
     if [ -n "${depends[redlock]+set}" ]; then
-      requires redlock libc6 libssl3 ${shared:+"$shared"}
+      # Linked to the shared library, the tool reaches OpenSSL and hiredis only through it.
+      if [ -n "$shared" ]; then
+        requires redlock libc6 "$shared"
+      else
+        requires redlock libc6 libssl3
+      fi
       [ "$("$work/root/usr/bin/redlock" --version)" = "redlock $version" ] ||
         fail "the packaged redlock does not report version $version"
       [ -s "$work/root/usr/share/man/man1/redlock.1" ] || fail "the redlock package has no man page"
