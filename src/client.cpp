@@ -59,10 +59,13 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
       background(std::make_shared<background_work>(strand))
 {
     const connection_settings settings = make_connection_settings(cfg);
+    const auto wake_waiters = [w = waiters](std::string_view key, std::string_view value) {
+        w->released(key, value);
+    };
     for (const node& n : cfg.nodes) {
         connections.push_back(std::make_shared<connection>(strand, n, settings));
         subscribers.push_back(
-            std::make_shared<subscriber>(strand, n, settings, waiters, cfg.key_prefix));
+            std::make_shared<subscriber>(strand, n, settings, wake_waiters, cfg.key_prefix));
     }
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "detail/misconfiguration.hpp"
 
-#include "detail/tally.hpp"
 
 #include <array>
 
@@ -93,17 +92,6 @@ bool is_misconfiguration(std::string_view detail) noexcept
         }
     }
     return false;
-}
-
-bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept
-{
-    std::size_t misconfigured = 0;
-    for (const node_outcome& o : outcomes) {
-        if (o.status == node_status::error && is_misconfiguration(o.detail)) {
-            ++misconfigured;
-        }
-    }
-    return misconfigured > 0 && outcomes.size() - misconfigured < quorum_of(outcomes.size());
 }
 
 }  // namespace redlock::detail

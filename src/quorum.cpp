@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "detail/quorum.hpp"
 
+#include "detail/misconfiguration.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -302,6 +304,17 @@ asio::awaitable<std::vector<node_outcome>> run_round(
         st->waiting = false;
     }
     co_return std::move(st->outcomes);
+}
+
+bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept
+{
+    std::size_t misconfigured = 0;
+    for (const node_outcome& o : outcomes) {
+        if (o.status == node_status::error && is_misconfiguration(o.detail)) {
+            ++misconfigured;
+        }
+    }
+    return misconfigured > 0 && outcomes.size() - misconfigured < quorum_of(outcomes.size());
 }
 
 }  // namespace redlock::detail

@@ -95,20 +95,20 @@ namespace detail {
 
 stored_report::stored_report(const report& r) : attempts_(r.attempts)
 {
-    nodes_.reserve(r.nodes.size());
+    outcomes_.reserve(r.nodes.size());
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const node_outcome& o = r.nodes[i];
         const auto us =
             std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
-        nodes_.push_back(node{static_cast<std::uint32_t>(us), o.status});
+        outcomes_.push_back(compact_outcome{static_cast<std::uint32_t>(us), o.status});
         if (o.status == node_status::abandoned) {
             auto known = std::find(abandoned_details.begin(), abandoned_details.end(), o.detail);
             if (known != abandoned_details.end()) {
-                nodes_.back().abandoned_detail =
+                outcomes_.back().abandoned_detail =
                     static_cast<std::uint8_t>(1 + (known - abandoned_details.begin()));
             }
         }
-        const bool rare_detail = !o.detail.empty() && nodes_.back().abandoned_detail == 0;
+        const bool rare_detail = !o.detail.empty() && outcomes_.back().abandoned_detail == 0;
         if (rare_detail || o.fencing_token != 0) {
             if (!rare_) {
                 rare_ = std::make_unique<rare>();
@@ -127,16 +127,16 @@ report stored_report::expand(const client_impl& c) const
 {
     report r;
     r.attempts = attempts_;
-    r.nodes.resize(nodes_.size());
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    r.nodes.resize(outcomes_.size());
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
         node_outcome& o = r.nodes[i];
         if (i < c.connections.size()) {
             o.endpoint = c.connections[i]->name();
         }
-        o.status = nodes_[i].status;
-        o.latency = std::chrono::microseconds(nodes_[i].latency_us);
-        if (nodes_[i].abandoned_detail != 0) {
-            o.detail = abandoned_details[nodes_[i].abandoned_detail - 1];
+        o.status = outcomes_[i].status;
+        o.latency = std::chrono::microseconds(outcomes_[i].latency_us);
+        if (outcomes_[i].abandoned_detail != 0) {
+            o.detail = abandoned_details[outcomes_[i].abandoned_detail - 1];
         }
     }
     if (rare_) {

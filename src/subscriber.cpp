@@ -18,11 +18,11 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 
 subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings,
-                       std::shared_ptr<waiter_queue> waiters, std::string key_prefix)
+                       release_listener on_release, std::string key_prefix)
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
       settings_(std::move(settings)),
-      waiters_(std::move(waiters)),
+      on_release_(std::move(on_release)),
       key_prefix_(std::move(key_prefix)),
       socket_(strand_)
 {
@@ -183,7 +183,7 @@ void subscriber::on_reply(const resp::reply& r)
         if (channels_.contains(channel)) {
             if (auto key = released_key(key_prefix_, channel)) {
                 // The payload is the released owner value (scripts.cpp).
-                waiters_->released(*key, r.elements[2].text);
+                on_release_(*key, r.elements[2].text);
             }
         }
     }

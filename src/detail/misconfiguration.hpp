@@ -10,11 +10,8 @@
 // ": " ("Redis error: READONLY ...", "AUTH on host:port failed: WRONGPASS ..."); and the
 // client's own findings about TLS, which carry one of the hint sentences below.
 
-#include <redlock/report.hpp>
-
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -36,9 +33,5 @@ std::string with_hint(std::string_view reply_text);
 /// may pass (refused connections, timeouts, resets after replies, LOADING, BUSY, OOM,
 /// MASTERDOWN, CLUSTERDOWN, MISCONF) are not.
 bool is_misconfiguration(std::string_view detail) noexcept;
-
-/// Whether the nodes whose outcome is an error that `is_misconfiguration` are so many that
-/// the others cannot make a quorum: retrying the operation is then pointless.
-bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept;
 
 }  // namespace redlock::detail

@@ -78,4 +78,8 @@ void broadcast(const std::vector<std::shared_ptr<connection>>& nodes, command cm
 /// Counts outcomes.
 tally count(const std::vector<node_outcome>& outcomes);
 
+/// Whether the nodes whose outcome is an error that `is_misconfiguration` are so many that
+/// the others cannot make a quorum: retrying the operation is then pointless.
+bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept;
+
 }  // namespace redlock::detail

@@ -31,7 +31,7 @@ class stored_report
     report expand(const client_impl& c) const;
 
   private:
-    struct node
+    struct compact_outcome
     {
         std::uint32_t latency_us = 0;
         node_status status = node_status::abandoned;
@@ -44,7 +44,7 @@ class stored_report
         std::vector<std::pair<std::uint32_t, std::string>> details;
         std::vector<std::pair<std::uint32_t, std::uint64_t>> tokens;
     };
-    boost::container::small_vector<node, 5> nodes_;
+    boost::container::small_vector<compact_outcome, 5> outcomes_;
     std::unique_ptr<rare> rare_;
     int attempts_ = 0;
 };

@@ -2,36 +2,42 @@
 #pragma once
 
 // Wake-ups: one pub/sub connection per node, shared by every waiting acquire of a client.
-// A release publishes on a channel derived from the key; the client's waiter_queue decides
-// which of the key's waiters tries again at once instead of after its random delay.
+// A release publishes on a channel derived from the key; the subscriber passes each release
+// it hears of to its owner (the client's waiter_queue, which decides which of the key's
+// waiters tries again at once instead of after its random delay).
 
 #include <redlock/node.hpp>
 
 #include "detail/connection.hpp"
 #include "detail/resp.hpp"
 #include "detail/stream.hpp"
-#include "detail/waiters.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
 
+/// Called on the strand for each release message: the lock key (without the channel's
+/// prefix) and the released owner value.
+using release_listener = std::function<void(std::string_view key, std::string_view value)>;
+
 class subscriber : public std::enable_shared_from_this<subscriber>
 {
   public:
-    /// Tells `waiters` of every release message. `waiters` outlives the subscriber's work:
-    /// the client owns both and closes the subscriber first. `key_prefix` is the client's
-    /// config::key_prefix, which the channels carry (key_space.hpp).
+    /// Tells `on_release` of every release message. Whatever it refers to must outlive the
+    /// subscriber's work: the client owns both and closes the subscriber first. `key_prefix` is
+    /// the client's config::key_prefix, which the channels carry (key_space.hpp).
     subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings,
-               std::shared_ptr<waiter_queue> waiters, std::string key_prefix);
+               release_listener on_release, std::string key_prefix);
 
     /// Listens for releases of lock key `key` until as many `unwatch` calls: the first watch
     /// of a key subscribes to its channel. On the strand.
@@ -53,7 +59,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     boost::asio::any_io_executor strand_;
     node endpoint_;
     connection_settings settings_;
-    std::shared_ptr<waiter_queue> waiters_;
+    release_listener on_release_;
     std::string key_prefix_;
     stream socket_;
     enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
