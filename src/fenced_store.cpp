@@ -212,6 +212,11 @@ fenced_store::~fenced_store()
     }
 }
 
+fenced_store::executor_type fenced_store::get_executor() const noexcept
+{
+    return impl_ ? impl_->executor : executor_type{};
+}
+
 void fenced_store::set_timeout(std::chrono::milliseconds timeout)
 {
     impl_->timeout_ms = std::max<std::chrono::milliseconds::rep>(timeout.count(), 1);

@@ -19,15 +19,19 @@ const std::string empty_string;
 
 guard::guard() noexcept = default;
 
-guard::guard(std::shared_ptr<detail::lock_state> state) noexcept : state_(std::move(state)) {}
+guard::guard(std::shared_ptr<detail::lock_state> state) noexcept
+    : state_(std::move(state)), executor_(state_->mutex->client->executor)
+{
+}
 
-guard::guard(guard&& other) noexcept = default;
+guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_) {}
 
 guard& guard::operator=(guard&& other) noexcept
 {
     if (this != &other) {
         release_in_background();
         state_ = std::move(other.state_);
+        executor_ = other.executor_;
     }
     return *this;
 }
@@ -49,7 +53,7 @@ void guard::release_in_background() noexcept
 
 guard::executor_type guard::get_executor() const noexcept
 {
-    return state_ ? state_->mutex->client->executor : executor_type{};
+    return executor_;
 }
 
 const std::string& guard::name() const noexcept

@@ -153,15 +153,18 @@ asio::awaitable<void_result> wait_lost_op(std::shared_ptr<lock_state> l)
                                         : make_error_code(error::not_held)};
 }
 
-// A guard that owns nothing has no client; its operations complete (posted, never inline)
-// on the handler's executor.
+// A guard that owns nothing has no lock to work on; its operations complete (posted, never
+// inline) on the handler's executor, or else the guard's (a moved-from guard keeps its
+// client's), or else, for a default-constructed guard, a system thread.
 template <class... Ts>
-void complete_without_client(asio::any_completion_handler<void(error_code, Ts...)> h,
-                             std::tuple<error_code, Ts...> result)
+void complete_without_lock(const asio::any_io_executor& guard_ex,
+                           asio::any_completion_handler<void(error_code, Ts...)> h,
+                           std::tuple<error_code, Ts...> result)
 {
-    auto ex =
-        asio::prefer(asio::get_associated_executor(h, asio::system_executor()),
-                     asio::execution::blocking.never, asio::execution::outstanding_work.tracked);
+    const asio::any_io_executor fallback =
+        guard_ex ? guard_ex : asio::any_io_executor(asio::system_executor());
+    auto ex = asio::prefer(asio::get_associated_executor(h, fallback), asio::execution::blocking.never,
+                           asio::execution::outstanding_work.tracked);
     ex.execute([h = std::move(h), result = std::move(result)]() mutable {
         std::apply([&h](auto&&... args) { std::move(h)(std::move(args)...); }, std::move(result));
     });
@@ -169,37 +172,37 @@ void complete_without_client(asio::any_completion_handler<void(error_code, Ts...
 
 }  // namespace
 
-void initiate_release(std::shared_ptr<lock_state> l, void_handler h)
+void initiate_release(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
 {
     if (!l) {
-        return complete_without_client(std::move(h), void_result{error::not_held});
+        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
     }
     auto c = l->mutex->client;
     spawn_operation(c->strand, c->executor, release_op(std::move(l)), std::move(h));
 }
 
-void initiate_extend(std::shared_ptr<lock_state> l, void_handler h)
+void initiate_extend(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
 {
     if (!l) {
-        return complete_without_client(std::move(h), void_result{error::not_held});
+        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
     }
     auto c = l->mutex->client;
     spawn_operation(c->strand, c->executor, extend_op(std::move(l)), std::move(h));
 }
 
-void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h)
+void initiate_valid(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, bool_handler h)
 {
     if (!l) {
-        return complete_without_client(std::move(h), bool_result{error::not_held, false});
+        return complete_without_lock(ex, std::move(h), bool_result{error::not_held, false});
     }
     auto c = l->mutex->client;
     spawn_operation(c->strand, c->executor, valid_op(std::move(l)), std::move(h));
 }
 
-void initiate_wait_lost(std::shared_ptr<lock_state> l, void_handler h)
+void initiate_wait_lost(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
 {
     if (!l) {
-        return complete_without_client(std::move(h), void_result{error::not_held});
+        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
     }
     auto c = l->mutex->client;
     spawn_operation(c->strand, c->executor, wait_lost_op(std::move(l)), std::move(h));

@@ -59,6 +59,10 @@ class fenced_store
     /// Closes the connection; pending operations complete with an error.
     ~fenced_store();
 
+    /// The executor given to the constructor: where completions without an executor of
+    /// their own run. Empty for a moved-from store.
+    executor_type get_executor() const noexcept;
+
     /// The deadline of each request (default 1 s).
     void set_timeout(std::chrono::milliseconds timeout);
 

@@ -48,8 +48,10 @@ class guard
 
     /// The executor type of the client that made it.
     using executor_type = boost::asio::any_io_executor;
-    /// The executor of the client that made it (empty for a default-constructed guard):
-    /// where completions without an executor of their own run.
+    /// The executor of the client that made it, kept after a move: where completions
+    /// without an executor of their own run. Empty for a default-constructed guard, whose
+    /// operations complete on the handler's associated executor (give a plain callback one
+    /// with `asio::bind_executor`, or it runs on a system thread).
     executor_type get_executor() const noexcept;
 
     /// The lock's name, as `mutex::name()`; empty for a default-constructed guard.
@@ -96,10 +98,9 @@ class guard
     auto async_wait_lost(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
-                detail::initiate_wait_lost(s, std::move(handler));
-            },
-            token, state_);
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s,
+               const executor_type& ex) { detail::initiate_wait_lost(s, ex, std::move(handler)); },
+            token, state_, executor_);
     }
 
     /// Unlock: deletes the key on every node where it still holds our value.
@@ -115,10 +116,9 @@ class guard
     auto async_release(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
-                detail::initiate_release(s, std::move(handler));
-            },
-            token, state_);
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s,
+               const executor_type& ex) { detail::initiate_release(s, ex, std::move(handler)); },
+            token, state_, executor_);
     }
     /// `async_release(asio::deferred)`: a lazy operation to `co_await` or compose.
     auto release() { return async_release(boost::asio::deferred); }
@@ -135,10 +135,9 @@ class guard
     auto async_extend(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
-                detail::initiate_extend(s, std::move(handler));
-            },
-            token, state_);
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s,
+               const executor_type& ex) { detail::initiate_extend(s, ex, std::move(handler)); },
+            token, state_, executor_);
     }
     /// `async_extend(asio::deferred)`.
     auto extend() { return async_extend(boost::asio::deferred); }
@@ -152,10 +151,9 @@ class guard
     auto async_valid(CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, bool)>(
-            [](auto handler, const std::shared_ptr<detail::lock_state>& s) {
-                detail::initiate_valid(s, std::move(handler));
-            },
-            token, state_);
+            [](auto handler, const std::shared_ptr<detail::lock_state>& s,
+               const executor_type& ex) { detail::initiate_valid(s, ex, std::move(handler)); },
+            token, state_, executor_);
     }
     /// `async_valid(asio::deferred)`.
     auto valid() { return async_valid(boost::asio::deferred); }
@@ -166,6 +164,9 @@ class guard
     void release_in_background() noexcept;
 
     std::shared_ptr<detail::lock_state> state_;
+    // Kept by a moved-from guard, so that its operations still complete on the client's
+    // executor.
+    executor_type executor_;
 };
 
 }  // namespace redlock

@@ -317,6 +317,33 @@ BOOST_FIXTURE_TEST_CASE(move_assignment_releases_the_overwritten_guard, five_nod
     BOOST_TEST(holding("one", first_value) == 0u);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_moved_from_guard_completes_on_the_clients_executor, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("moved");
+    BOOST_TEST((m.get_executor() == io.get_executor()));
+    bool completed_on_io = false;
+    error_code ec_seen;
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        BOOST_TEST((g.get_executor() == io.get_executor()));
+        redlock::guard taker = std::move(g);
+        // NOLINTNEXTLINE(bugprone-use-after-move): a moved-from guard keeps its executor
+        BOOST_TEST((g.get_executor() == io.get_executor()));
+        // A plain callback has no executor of its own: it runs on the guard's, which only
+        // this thread runs (inside io.run()).
+        g.async_valid([&](error_code ec, bool) {  // NOLINT(bugprone-use-after-move)
+            ec_seen = ec;
+            completed_on_io = io.get_executor().running_in_this_thread();
+        });
+        co_await taker.release();
+        co_return 0;
+    }());
+    BOOST_TEST(ec_seen == redlock::error::not_held);
+    BOOST_TEST(completed_on_io);
+    BOOST_TEST((redlock::guard{}.get_executor() == redlock::guard::executor_type{}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -5,6 +5,7 @@
 // handler is type-erased once, so users compile none of the Redis and quorum logic.
 
 #include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <memory>
@@ -25,10 +26,16 @@ using void_handler = boost::asio::any_completion_handler<void(error_code)>;
 using bool_handler = boost::asio::any_completion_handler<void(error_code, bool)>;
 
 void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard_handler h);
-void initiate_release(std::shared_ptr<lock_state> l, void_handler h);
-void initiate_extend(std::shared_ptr<lock_state> l, void_handler h);
-void initiate_valid(std::shared_ptr<lock_state> l, bool_handler h);
-void initiate_wait_lost(std::shared_ptr<lock_state> l, void_handler h);
+// A guard's operations. `ex` is the guard's executor: where they complete when `l` is null (a
+// guard that owns nothing) and the handler has no executor of its own.
+void initiate_release(std::shared_ptr<lock_state> l, const boost::asio::any_io_executor& ex,
+                      void_handler h);
+void initiate_extend(std::shared_ptr<lock_state> l, const boost::asio::any_io_executor& ex,
+                     void_handler h);
+void initiate_valid(std::shared_ptr<lock_state> l, const boost::asio::any_io_executor& ex,
+                    bool_handler h);
+void initiate_wait_lost(std::shared_ptr<lock_state> l, const boost::asio::any_io_executor& ex,
+                        void_handler h);
 void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h);
 
 }  // namespace redlock::detail
