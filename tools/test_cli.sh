@@ -545,11 +545,6 @@ has "$work/stillheld.out" "^t-int: locked by " "the holder still holds the lock"
 wait_exit "$h"
 expect_status 0 "the holder finished" h
 
-echo "== status: reentrant, other types, unreadable nodes, secrets"
-for idx in 0 1; do
-  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" hset t-hash owner-1 2 >/dev/null
-  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" pexpire t-hash 60000 >/dev/null
-done
 echo "== run: misconfigured or unreachable nodes exit 69, never the busy status"
 unwanted=""
 for port in "${REDIS_NODE_PORTS[@]}"; do
@@ -565,6 +560,8 @@ done
 if grep -q not-wanted "$work/misconf.err"; then
   fail "the password was printed"
 fi
+rl misconf2 run --nodes "$unwanted" -k t-misconf -n -E 1 --quiet -- touch "$work/never"
+expect_status 69 "run -n -E 1 --quiet with a password the servers do not want: 69, not busy" misconf2
 [ -e "$work/never" ] && fail "the command ran without the lock"
 rl unreachable run --nodes "redis://127.0.0.1:$dead_port" --key t-misconf --wait 0 -- touch "$work/never"
 expect_status 69 "run --wait 0 with its node down" unreachable
@@ -573,6 +570,11 @@ expect_status 69 "run -w 0.3 --quiet -E 1 with its node down: 69, not the confli
 has "$work/unreachable.err" "no majority of the 1 node\(s\) granted it" "the message says no majority granted it"
 [ -e "$work/never" ] && fail "the command ran without the lock"
 
+echo "== status: reentrant, other types, unreadable nodes, secrets"
+for idx in 0 1; do
+  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" hset t-hash owner-1 2 >/dev/null
+  redis-cli -p "${REDIS_NODE_PORTS[$idx]}" pexpire t-hash 60000 >/dev/null
+done
 redis-cli -p "${REDIS_NODE_PORTS[2]}" rpush t-hash x >/dev/null
 printf 'a\001b' | redis-cli -p "${REDIS_NODE_PORTS[0]}" -x set t-bin >/dev/null
 rl hash status --nodes "$nodes" t-hash --key t-bin
@@ -655,6 +657,25 @@ else
   [ -e "$work/never" ] && fail "a run that could not lock ran its command"
   stop_tls_server
 fi
+
+# Last: a replica keeps a copy of its master's keys after it is promoted back.
+echo "== status: a replica among the nodes"
+p0=${REDIS_NODE_PORTS[0]}
+p2=${REDIS_NODE_PORTS[2]}
+redis-cli -p "$p0" set t-replica someone px 60000 >/dev/null
+redis-cli -p "$p2" replicaof 127.0.0.1 "$p0" >/dev/null
+deadline=$(($(now_ms) + 10000))
+until [ "$(redis-cli -p "$p2" get t-replica)" = someone ]; do
+  (($(now_ms) < deadline)) || die "the replica on port $p2 did not copy its master's key"
+  sleep 0.02
+done
+rl replica status --nodes "$nodes" t-replica
+expect_status 0 "status with a replica among the nodes" replica
+has "$work/replica.out" "^  127\.0\.0\.1:$p2 +a replica of 127\.0\.0\.1:$p0, not a master: held by someone" \
+  "the replica's line says it is a replica and of which master"
+has "$work/replica.out" "^t-replica: not locked \(held on 1, free on 1, a replica \(not a master\) on 1 of 3 nodes" \
+  "the replica's copy does not count towards the quorum"
+redis-cli -p "$p2" replicaof no one >/dev/null
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
