@@ -395,11 +395,25 @@ void connection::deliver(resp::reply reply)
         return;
     }
     silent_so_far_ = false;
+    if (reply.is_error() && !warned_misconfigured_) {
+        warn_if_misconfigured(reply.text);
+    }
     if (e.given_up()) {
         --given_up_;
         return;
     }
     complete(e, exec_result{exec_result::outcome::replied, std::move(reply), {}});
+}
+
+// A replica (or a cluster node) among the nodes does not stop a quorum of the others from
+// locking, so the reports alone may go unread: say it once in the log.
+void connection::warn_if_misconfigured(std::string_view reply_text)
+{
+    if (!error_reply_hint(reply_text).empty()) {
+        warned_misconfigured_ = true;
+        log(log_level::warning, name_ + " cannot take locks: " + with_hint(reply_text) +
+                                    " (said once per node)");
+    }
 }
 
 void connection::complete(entry& e, exec_result result)

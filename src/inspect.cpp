@@ -31,14 +31,22 @@ namespace asio = boost::asio;
 
 namespace {
 
-// TYPE answers a status reply, which a script sees as {ok = name}. The key's contents follow
-// only for the two types locks are made of.
+// TYPE answers a status reply, which a script sees as {ok = name}. The third element names
+// the master when the node is a replica, whose locks are only copies ('' otherwise, also when
+// the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
+// contents follow only for the two types locks are made of.
 constexpr std::string_view inspect_script = R"lua(
 local t = redis.call('TYPE', KEYS[1]).ok
 local ttl = redis.call('PTTL', KEYS[1])
-if t == 'string' then return {t, ttl, redis.call('GET', KEYS[1])} end
-if t == 'hash' then return {t, ttl, redis.call('HGETALL', KEYS[1])} end
-return {t, ttl}
+local master = ''
+local info = redis.pcall('INFO', 'replication')
+if type(info) == 'string' and string.match(info, 'role:slave') then
+  master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
+           (string.match(info, 'master_port:(%d+)') or '?')
+end
+if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
+if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
+return {t, ttl, master}
 )lua";
 
 std::string unexpected_reply(const resp::reply& r)
@@ -182,13 +190,15 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     s.type.clear();
     s.holders.clear();
     s.ttl.reset();
+    s.replica_of.clear();
     const auto& e = r.elements;
-    if (r.type != resp::kind::array || e.size() < 2 || !is_bulk(e[0]) ||
-        e[1].type != resp::kind::integer) {
+    if (r.type != resp::kind::array || e.size() < 3 || !is_bulk(e[0]) ||
+        e[1].type != resp::kind::integer || !is_bulk(e[2])) {
         s.error = unexpected_reply(r);
         return;
     }
     s.type = e[0].text;
+    s.replica_of = e[2].text;
     if (s.type == "none") {
         return;
     }
@@ -198,18 +208,18 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     }
     s.kind = key_kind::other;
     if (s.type == "string") {
-        if (e.size() != 3 || !is_bulk(e[2])) {
+        if (e.size() != 4 || !is_bulk(e[3])) {
             s.error = unexpected_reply(r);
             return;
         }
         s.kind = key_kind::plain;
-        s.holders.push_back({e[2].text, 1});
+        s.holders.push_back({e[3].text, 1});
     } else if (s.type == "hash") {
-        if (e.size() != 3 || e[2].type != resp::kind::array || e[2].elements.size() % 2 != 0) {
+        if (e.size() != 4 || e[3].type != resp::kind::array || e[3].elements.size() % 2 != 0) {
             s.error = unexpected_reply(r);
             return;
         }
-        const auto& fields = e[2].elements;
+        const auto& fields = e[3].elements;
         std::vector<lock_holder> holders;
         for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
             const auto count =

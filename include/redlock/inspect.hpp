@@ -53,6 +53,9 @@ struct key_state
     std::vector<lock_holder> holders;
     /// The key's remaining time to live; none when the key has no expiry or is missing.
     std::optional<std::chrono::milliseconds> ttl;
+    /// Non-empty when the node is a replica: its master's "host:port". A replica only
+    /// copies its master's keys and refuses lock writes; list masters as a client's nodes.
+    std::string replica_of;
     /// Non-empty when the node could not be read: what happened (connection refused, no
     /// reply within the timeout, a Redis error, ...). The other fields are then meaningless.
     std::string error;

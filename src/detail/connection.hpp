@@ -22,6 +22,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -142,6 +143,7 @@ class connection : public std::enable_shared_from_this<connection>
     void complete(entry& e, exec_result result);
     void fail_connection(const std::string& why);
     bool looks_stuck();
+    void warn_if_misconfigured(std::string_view reply_text);
 
     boost::asio::any_io_executor strand_;
     node endpoint_;
@@ -169,6 +171,8 @@ class connection : public std::enable_shared_from_this<connection>
     bool connected_before_ = false;
     // No reply has come on the current socket yet (see broken_off).
     bool silent_so_far_ = true;
+    // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
+    bool warned_misconfigured_ = false;
     std::string broken_off(std::string_view what, const boost::system::error_code& ec) const;
     struct
     {

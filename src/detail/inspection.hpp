@@ -14,7 +14,8 @@
 namespace redlock::detail {
 
 /// The script reading `key`'s type, remaining TTL and contents (GET for a string, HGETALL
-/// for a hash). It answers {type, pttl} or {type, pttl, contents}.
+/// for a hash), and whether the node is a replica. It answers {type, pttl, master} or
+/// {type, pttl, master, contents}; `master` is "host:port" on a replica, empty otherwise.
 command inspect_command(std::string_view key);
 
 /// Fills `s`'s kind, type, holders and ttl from a reply to `inspect_command`; an unexpected

@@ -101,6 +101,37 @@ BOOST_AUTO_TEST_CASE(replicas_listed_as_masters_stop_acquire_after_one_attempt)
     BOOST_TEST(!redis_get(master.port(), "misconfigured").has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_replica_among_masters_is_named_once_in_the_log)
+{
+    redis_server first;
+    redis_server second;
+    redis_server replica(
+        std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(first.port())});
+    redlock::config cfg = config::from_urls({first.url(), second.url(), replica.url()});
+    std::vector<std::string> warnings;
+    cfg.logger = [&](log_level level, std::string_view message) {
+        if (level == log_level::warning && contains(std::string(message), "READONLY")) {
+            warnings.emplace_back(message);
+        }
+    };
+    asio::io_context io;
+    redlock::client c(io.get_executor(), std::move(cfg));
+    auto m = c.make_mutex("replica-among-masters");
+    run(io, [&]() -> asio::awaitable<int> {
+        for (int i = 0; i < 3; ++i) {
+            // The two masters make the quorum; the replica's refusal is in the report.
+            redlock::guard g = co_await m.acquire();
+            co_await g.release();
+        }
+        // Wait for the replica's replies to the three SETs (refused) and three releases.
+        BOOST_TEST(co_await settles([&] { return c.node_counters()[2].replies >= 6; }));
+        co_return 0;
+    }());
+    BOOST_TEST_REQUIRE(warnings.size() == 1u);
+    BOOST_TEST(contains(warnings[0], "127.0.0.1:" + std::to_string(replica.port())), warnings[0]);
+    BOOST_TEST(contains(warnings[0], "the node is a replica: list masters"), warnings[0]);
+}
+
 BOOST_AUTO_TEST_CASE(a_plain_url_for_a_tls_port_stops_acquire_after_one_attempt)
 {
     test_certificates certs;

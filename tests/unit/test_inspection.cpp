@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(the_key_travels_as_an_argument_of_evalsha_with_eval_as_fall
 
 BOOST_AUTO_TEST_CASE(a_missing_key)
 {
-    const key_state s = read(array({bulk("none"), integer(-2)}));
+    const key_state s = read(array({bulk("none"), integer(-2), bulk("")}));
     BOOST_TEST((s.kind == key_kind::missing));
     BOOST_TEST(s.type == "none");
     BOOST_TEST(!s.exists());
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_missing_key)
 
 BOOST_AUTO_TEST_CASE(a_plain_lock_has_its_value_as_holder_and_its_ttl)
 {
-    const key_state s = read(array({bulk("string"), integer(2500), bulk("owner\x01")}));
+    const key_state s = read(array({bulk("string"), integer(2500), bulk(""), bulk("owner\x01")}));
     BOOST_TEST((s.kind == key_kind::plain));
     BOOST_TEST(s.exists());
     BOOST_TEST_REQUIRE(s.holders.size() == 1u);
@@ -112,14 +112,14 @@ BOOST_AUTO_TEST_CASE(a_plain_lock_has_its_value_as_holder_and_its_ttl)
 
 BOOST_AUTO_TEST_CASE(a_key_without_expiry_has_no_ttl)
 {
-    const key_state s = read(array({bulk("string"), integer(-1), bulk("v")}));
+    const key_state s = read(array({bulk("string"), integer(-1), bulk(""), bulk("v")}));
     BOOST_TEST((s.kind == key_kind::plain));
     BOOST_TEST(!s.ttl.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(a_reentrant_lock_has_its_owner_and_hold_count)
 {
-    const key_state s = read(array({bulk("hash"), integer(900), array({bulk("me"), bulk("3")})}));
+    const key_state s = read(array({bulk("hash"), integer(900), bulk(""), array({bulk("me"), bulk("3")})}));
     BOOST_TEST((s.kind == key_kind::reentrant));
     BOOST_TEST_REQUIRE(s.holders.size() == 1u);
     BOOST_TEST(s.holders[0].value == "me");
@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(a_hash_that_does_not_hold_counts_is_not_a_lock)
 {
     for (const char* bad : {"x", "0", "-1", "3x", ""}) {
         const key_state s =
-            read(array({bulk("hash"), integer(-1), array({bulk("field"), bulk(bad)})}));
+            read(array({bulk("hash"), integer(-1), bulk(""), array({bulk("field"), bulk(bad)})}));
         BOOST_TEST((s.kind == key_kind::other), "count '" << bad << "'");
         BOOST_TEST(s.type == "hash");
         BOOST_TEST(s.holders.empty());
@@ -141,10 +141,19 @@ BOOST_AUTO_TEST_CASE(a_hash_that_does_not_hold_counts_is_not_a_lock)
 
 BOOST_AUTO_TEST_CASE(another_type_is_named)
 {
-    const key_state s = read(array({bulk("list"), integer(-1)}));
+    const key_state s = read(array({bulk("list"), integer(-1), bulk("")}));
     BOOST_TEST((s.kind == key_kind::other));
     BOOST_TEST(s.type == "list");
     BOOST_TEST(s.exists());
+}
+
+BOOST_AUTO_TEST_CASE(a_replica_names_its_master)
+{
+    const key_state s =
+        read(array({bulk("string"), integer(700), bulk("127.0.0.1:7001"), bulk("v")}));
+    BOOST_TEST((s.kind == key_kind::plain));
+    BOOST_TEST(s.replica_of == "127.0.0.1:7001");
+    BOOST_TEST(read(array({bulk("none"), integer(-2), bulk("")})).replica_of.empty());
 }
 
 BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
@@ -155,8 +164,9 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
     BOOST_TEST(e.error.find("NOPERM no scripts") != std::string::npos);
     BOOST_TEST(!e.exists());
     for (const resp::reply& r :
-         {integer(1), array({bulk("string"), integer(5)}), array({integer(5), integer(5)}),
-          array({bulk("hash"), integer(5), array({bulk("odd")})})}) {
+         {integer(1), array({bulk("string"), integer(5)}), array({bulk("string"), integer(5), bulk("")}),
+          array({integer(5), integer(5)}),
+          array({bulk("hash"), integer(5), bulk(""), array({bulk("odd")})})}) {
         const key_state s = read(r);
         BOOST_TEST(s.error == "unexpected reply to the inspection script");
     }

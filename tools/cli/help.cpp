@@ -252,8 +252,12 @@ DESCRIPTION
     lock being acquired, released or expiring). Bytes that are not printable
     are shown as \xNN.
 
-    status only reads, in one read-only script per node (TYPE, PTTL, then GET
-    or HGETALL): it never changes a lock.
+    A replica's line begins "a replica of HOST:PORT, not a master:". A replica
+    refuses lock writes, so its copy of the master's keys never counts towards
+    the summary: list masters as nodes.
+
+    status only reads, in one read-only script per node (TYPE, PTTL, INFO
+    replication, then GET or HGETALL): it never changes a lock.
 
 OPTIONS
     --nodes URL[,URL...]

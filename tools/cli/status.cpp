@@ -44,16 +44,20 @@ std::string describe_state(const redlock::key_state& s)
     if (!s.error.empty()) {
         return "error: " + s.error;
     }
+    // A replica refuses lock writes; what it holds is a copy of its master's keys.
+    const std::string replica =
+        s.replica_of.empty() ? ""
+                             : "a replica of " + printable(s.replica_of) + ", not a master: ";
     switch (s.kind) {
         case redlock::key_kind::missing:
-            return "free";
+            return replica + "free";
         case redlock::key_kind::other:
-            return "not a lock (a " + s.type + ")";
+            return replica + "not a lock (a " + s.type + ")";
         case redlock::key_kind::plain:
         case redlock::key_kind::reentrant:
             break;
     }
-    std::string out = "held by ";
+    std::string out = replica + "held by ";
     for (std::size_t i = 0; i < s.holders.size(); ++i) {
         out += (i ? ", " : "") + printable(s.holders[i].value);
         if (s.kind == redlock::key_kind::reentrant) {
@@ -69,10 +73,15 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
     const std::size_t n = states.size();
     const std::size_t quorum = n / 2 + 1;
     std::map<std::string, std::size_t> by_owner;
-    std::size_t held = 0, free = 0, other = 0, failed = 0;
+    std::size_t held = 0, free = 0, other = 0, failed = 0, replicas = 0;
     for (const redlock::key_state& s : states) {
         if (!s.error.empty()) {
             ++failed;
+            continue;
+        }
+        // A lock cannot be taken on a replica: it never counts towards a quorum.
+        if (!s.replica_of.empty()) {
+            ++replicas;
             continue;
         }
         switch (s.kind) {
@@ -113,6 +122,7 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
     add(free, "free");
     add(other, "not a lock");
     add(failed, "unreadable");
+    add(replicas, "a replica (not a master)");
     // Unreadable nodes might hold the lock: say so when they could make up a majority.
     const std::size_t best = top == by_owner.end() ? 0 : top->second;
     const char* verdict = best + failed >= quorum ? "unknown (" : "not locked (";
