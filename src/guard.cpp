@@ -24,7 +24,9 @@ guard::guard(std::shared_ptr<detail::lock_state> state) noexcept
 {
 }
 
-guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_) {}
+guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_)
+{
+}
 
 guard& guard::operator=(guard&& other) noexcept
 {

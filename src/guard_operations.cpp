@@ -163,8 +163,9 @@ void complete_without_lock(const asio::any_io_executor& guard_ex,
 {
     const asio::any_io_executor fallback =
         guard_ex ? guard_ex : asio::any_io_executor(asio::system_executor());
-    auto ex = asio::prefer(asio::get_associated_executor(h, fallback), asio::execution::blocking.never,
-                           asio::execution::outstanding_work.tracked);
+    auto ex =
+        asio::prefer(asio::get_associated_executor(h, fallback), asio::execution::blocking.never,
+                     asio::execution::outstanding_work.tracked);
     ex.execute([h = std::move(h), result = std::move(result)]() mutable {
         std::apply([&h](auto&&... args) { std::move(h)(std::move(args)...); }, std::move(result));
     });
@@ -172,7 +173,8 @@ void complete_without_lock(const asio::any_io_executor& guard_ex,
 
 }  // namespace
 
-void initiate_release(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
+void initiate_release(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
+                      void_handler h)
 {
     if (!l) {
         return complete_without_lock(ex, std::move(h), void_result{error::not_held});
@@ -199,7 +201,8 @@ void initiate_valid(std::shared_ptr<lock_state> l, const asio::any_io_executor& 
     spawn_operation(c->strand, c->executor, valid_op(std::move(l)), std::move(h));
 }
 
-void initiate_wait_lost(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
+void initiate_wait_lost(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
+                        void_handler h)
 {
     if (!l) {
         return complete_without_lock(ex, std::move(h), void_result{error::not_held});

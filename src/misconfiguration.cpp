@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "detail/misconfiguration.hpp"
 
-
 #include <array>
 
 namespace redlock::detail {

@@ -119,7 +119,8 @@ BOOST_AUTO_TEST_CASE(a_key_without_expiry_has_no_ttl)
 
 BOOST_AUTO_TEST_CASE(a_reentrant_lock_has_its_owner_and_hold_count)
 {
-    const key_state s = read(array({bulk("hash"), integer(900), bulk(""), array({bulk("me"), bulk("3")})}));
+    const key_state s =
+        read(array({bulk("hash"), integer(900), bulk(""), array({bulk("me"), bulk("3")})}));
     BOOST_TEST((s.kind == key_kind::reentrant));
     BOOST_TEST_REQUIRE(s.holders.size() == 1u);
     BOOST_TEST(s.holders[0].value == "me");
@@ -164,8 +165,8 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
     BOOST_TEST(e.error.find("NOPERM no scripts") != std::string::npos);
     BOOST_TEST(!e.exists());
     for (const resp::reply& r :
-         {integer(1), array({bulk("string"), integer(5)}), array({bulk("string"), integer(5), bulk("")}),
-          array({integer(5), integer(5)}),
+         {integer(1), array({bulk("string"), integer(5)}),
+          array({bulk("string"), integer(5), bulk("")}), array({integer(5), integer(5)}),
           array({bulk("hash"), integer(5), bulk(""), array({bulk("odd")})})}) {
         const key_state s = read(r);
         BOOST_TEST(s.error == "unexpected reply to the inspection script");

@@ -46,8 +46,7 @@ std::string describe_state(const redlock::key_state& s)
     }
     // A replica refuses lock writes; what it holds is a copy of its master's keys.
     const std::string replica =
-        s.replica_of.empty() ? ""
-                             : "a replica of " + printable(s.replica_of) + ", not a master: ";
+        s.replica_of.empty() ? "" : "a replica of " + printable(s.replica_of) + ", not a master: ";
     switch (s.kind) {
         case redlock::key_kind::missing:
             return replica + "free";
