@@ -222,6 +222,13 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 wake.attempting();
                 start = clock::now();
                 request req = acquire_request(m->shape(), value, o.expiry);
+                if (o.wait_for_replicas > 0) {
+                    // Half the per-node deadline for the replicas, the rest for the round trip
+                    // and the command itself.
+                    add_replica_wait(
+                        req.cmd, o.wait_for_replicas,
+                        std::chrono::duration_cast<std::chrono::milliseconds>(per_node) / 2);
+                }
                 round r{.cmd = std::move(req.cmd),
                         .read = req.read,
                         .value = value,
@@ -229,6 +236,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                         .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
                         .shuffle = o.shuffle_nodes,
                         .replies_with_token = o.fencing,
+                        .replicas = o.wait_for_replicas,
                         .ends_hold = wake.take_held_writes()};
                 auto outcomes = co_await run_round(c->connections, std::move(r));
                 const tally t = count(outcomes);

@@ -378,16 +378,28 @@ void connection::on_read(std::uint64_t generation, const boost::system::error_co
 
 void connection::deliver(resp::reply reply)
 {
+    if (entry& front = in_flight_.front(); front.cmd->replies > 1) {
+        front.gathered.push_back(std::move(reply));
+        if (front.gathered.size() < front.cmd->replies) {
+            return;
+        }
+        reply = resp::reply{};
+        reply.type = resp::kind::array;
+        reply.elements = std::move(front.gathered);
+        front.gathered.clear();
+    }
     entry e = std::move(in_flight_.front());
     in_flight_.pop_front();
     if (given_up_prefix_ > 0) {
         --given_up_prefix_;
     }
+    // The command's own reply: the first of several.
+    const resp::reply& first = e.cmd->replies > 1 ? reply.elements.front() : reply;
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
     // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
     // written since: only a flush in mid-connection leads here.)
-    if (reply.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
-        reply.text.starts_with("NOSCRIPT")) {
+    if (first.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
+        first.text.starts_with("NOSCRIPT")) {
         std::erase(scripts_sent_, e.cmd->script);
         e.fallback = true;
         write_queue_.push_back(std::move(e));
@@ -395,8 +407,8 @@ void connection::deliver(resp::reply reply)
         return;
     }
     silent_so_far_ = false;
-    if (reply.is_error() && !warned_misconfigured_) {
-        warn_if_misconfigured(reply.text);
+    if (first.is_error() && !warned_misconfigured_) {
+        warn_if_misconfigured(first.text);
     }
     if (e.given_up()) {
         --given_up_;
@@ -411,8 +423,8 @@ void connection::warn_if_misconfigured(std::string_view reply_text)
 {
     if (!error_reply_hint(reply_text).empty()) {
         warned_misconfigured_ = true;
-        log(log_level::warning, name_ + " cannot take locks: " + with_hint(reply_text) +
-                                    " (said once per node)");
+        log(log_level::warning,
+            name_ + " cannot take locks: " + with_hint(reply_text) + " (said once per node)");
     }
 }
 

@@ -43,6 +43,10 @@ std::string validate(const options& opts, std::string_view name)
     if (opts.wait && opts.wait->count() < 0) {
         return "options.wait must not be negative";
     }
+    if (opts.wait_for_replicas < 0) {
+        return "options.wait_for_replicas must not be negative (got " +
+               std::to_string(opts.wait_for_replicas) + "; 0 means no WAIT)";
+    }
     if (opts.auto_extend_limit < 0) {
         return "options.auto_extend_limit must not be negative (0 means no limit)";
     }

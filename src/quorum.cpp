@@ -44,6 +44,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
           value(std::move(r.value)),
           rule(r.rule),
           replies_with_token(r.replies_with_token),
+          replicas(r.replicas),
           background(std::move(r.background)),
           outcomes(nodes.size()),
           pending(nodes.size(), 1),
@@ -66,12 +67,20 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         node_outcome& o = outcomes[i];
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
         switch (r.status) {
-            case exec_result::outcome::replied:
-                o.status = read(r.reply, value, o.detail);
-                if (replies_with_token && o.status == node_status::ok && r.reply.integer > 0) {
-                    o.fencing_token = static_cast<std::uint64_t>(r.reply.integer);
+            case exec_result::outcome::replied: {
+                o.status = replicas > 0
+                               ? read_replicated_reply(r.reply, read, value, replicas, o.detail)
+                               : read(r.reply, value, o.detail);
+                // An ok reply followed by WAIT's is well-formed: its first element is the
+                // command's own.
+                const resp::reply& own = replicas > 0 && o.status == node_status::ok
+                                             ? r.reply.elements.front()
+                                             : r.reply;
+                if (replies_with_token && o.status == node_status::ok && own.integer > 0) {
+                    o.fencing_token = static_cast<std::uint64_t>(own.integer);
                 }
                 break;
+            }
             case exec_result::outcome::timed_out:
                 o.status = node_status::timed_out;
                 o.detail = std::move(r.detail);
@@ -190,6 +199,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     std::string value;
     stop_rule rule;
     bool replies_with_token;
+    int replicas;
     std::shared_ptr<background_work> background;
     std::vector<node_outcome> outcomes;
     boost::container::small_vector<unsigned char, 8> pending;

@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <stdexcept>
@@ -300,6 +301,47 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
     return {
         script_command(lock.reentrant ? reentrant_acquire : plain_acquire, lock.keys, {value, ms}),
         read_script_reply};
+}
+
+void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds timeout)
+{
+    const std::string n = std::to_string(replicas);
+    const std::string ms =
+        std::to_string(std::max<std::chrono::milliseconds::rep>(timeout.count(), 1));
+    resp::append_command(cmd.payload, {"WAIT", n, ms});
+    if (!cmd.fallback.empty()) {
+        resp::append_command(cmd.fallback, {"WAIT", n, ms});
+    }
+    cmd.replies = 2;
+}
+
+node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
+                                  int replicas, std::string& detail)
+{
+    if (r.type != resp::kind::array || r.elements.size() != 2) {
+        detail = "unexpected reply to a command followed by WAIT";
+        return node_status::error;
+    }
+    const node_status status = read(r.elements[0], value, detail);
+    if (status != node_status::ok) {
+        return status;
+    }
+    const resp::reply& acknowledged = r.elements[1];
+    if (acknowledged.is_error()) {
+        detail = "the key was set, but WAIT failed: " + with_hint(acknowledged.text);
+        return node_status::error;
+    }
+    if (acknowledged.type != resp::kind::integer) {
+        detail = "the key was set, but WAIT gave an unexpected reply";
+        return node_status::error;
+    }
+    if (acknowledged.integer < replicas) {
+        detail = "the key was set, but " + std::to_string(acknowledged.integer) + " of the " +
+                 std::to_string(replicas) +
+                 " replicas asked for acknowledged it in time (options::wait_for_replicas)";
+        return node_status::error;
+    }
+    return node_status::ok;
 }
 
 request release_request(lock_shape lock, std::string_view value, bool announce)

@@ -100,6 +100,14 @@ struct options
     /// completed before this one started, for as long as a majority of nodes keeps its
     /// data. Costs one more round trip per acquisition. Not with `reentrant`.
     bool fencing = false;
+    /// Replica acknowledgement: after setting the keys, each node's master runs `WAIT n`
+    /// (with half the per-node deadline as its timeout), and the node counts towards the
+    /// quorum only if at least `n` of its replicas acknowledged the write; elsewhere the
+    /// attempt's keys are deleted like any failed node's. 0 (the default): no WAIT. It makes
+    /// losing a lock in a failover less likely, not impossible: replication stays
+    /// asynchronous, and a replica that acknowledged may still not be the one promoted (see
+    /// docs/safety.md). At least 0.
+    int wait_for_replicas = 0;
 };
 
 /// Checks lock options and a lock name; returns an empty string when they are usable, or a

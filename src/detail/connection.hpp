@@ -36,6 +36,9 @@ struct command
     /// For EVALSHA: which script it runs (the address of its text, which lives as long as
     /// the program), so that a connection sends each script's text once per socket.
     const void* script = nullptr;
+    /// How many replies the payload's commands get, one per command (an acquire followed by
+    /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
+    std::uint8_t replies = 1;
 };
 
 /// What one request to one node came to.
@@ -126,6 +129,8 @@ class connection : public std::enable_shared_from_this<connection>
         std::uint32_t index = 0;
         /// Sends `cmd->fallback` (after a NOSCRIPT) rather than the payload.
         bool fallback = false;
+        /// The replies so far of a command with several (`command::replies`).
+        std::vector<resp::reply> gathered{};
         bool given_up() const noexcept { return owner->given_up(index); }
     };
     /// A socket's I/O buffers: a fresh pair per connection, held by the handlers of its

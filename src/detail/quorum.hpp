@@ -36,6 +36,9 @@ struct round
     /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
     /// the node's outcome.
     bool replies_with_token = false;
+    /// With a command followed by WAIT (`add_replica_wait`): how many replicas must have
+    /// acknowledged for a node's ok to count (`read_replicated_reply`). 0: no WAIT.
+    int replicas = 0;
     /// The round is the attempt of a hand-off: the hold on the nodes' writes that kept the
     /// release's requests waiting for it ends once its requests are queued (or if queueing
     /// them fails: writes must never stay held).

@@ -71,6 +71,17 @@ node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view val
                                       std::string& detail);
 node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
 
+/// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply
+/// to it follows the command's own: `cmd.replies` becomes 2. `timeout` of at least 1 ms
+/// (WAIT's 0 would wait forever).
+void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds timeout);
+
+/// Reads the reply to a command followed by WAIT (`add_replica_wait`): `read` reads the
+/// command's own reply; an ok counts only if WAIT says at least `replicas` replicas
+/// acknowledged it, and is an `error` otherwise, with the count in `detail`.
+node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
+                                  int replicas, std::string& detail);
+
 /// EVALSHA `sha` numkeys keys... args... more_args..., with the same request as EVAL of
 /// `text` as the fallback, sent instead on a script's first use on a connection and after a
 /// NOSCRIPT. `text` must live as long as the program: its address names the script. Keys and

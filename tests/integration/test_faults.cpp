@@ -295,6 +295,49 @@ BOOST_AUTO_TEST_CASE(unix_socket_nodes_work)
     std::filesystem::remove_all(dir);
 }
 
+BOOST_AUTO_TEST_CASE(wait_for_replicas_grants_only_what_a_replica_acknowledged)
+{
+    redis_server master({"--repl-diskless-sync-delay", "0"});
+    redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+    // After a full sync the master streams writes to the replica (and so asks it for
+    // acknowledgements) only once the replica acknowledged an offset on its own, which it does
+    // once a second: wait for that.
+    BOOST_TEST_REQUIRE(eventually(
+        [&] {
+            redis_set(master.port(), "sync", "1");
+            const std::string info = redis_command(master.port(), {"INFO", "replication"});
+            const auto at = info.find("state=online,offset=");
+            return at != std::string::npos &&
+                   info.compare(at + 20, 2, "0,") != 0;  // an offset other than 0
+        },
+        10s));
+    asio::io_context io;
+    redlock::client c(io.get_executor(), redlock::config::from_urls({master.url()}));
+    // Per-node deadline 2 s x 0.05 = 100 ms, so WAIT waits 50 ms at the most.
+    auto m = c.make_mutex("replicated", {.expiry = 2s, .tries = 1, .wait_for_replicas = 1});
+
+    run(io, [&]() -> asio::awaitable<int> {
+        auto [ec, g] = co_await try_get(m);
+        BOOST_TEST_REQUIRE(!ec, g.last_report().to_string());
+        // Acknowledged: the replica has it.
+        BOOST_TEST((redis_get(replica.port(), "replicated") == g.value()));
+        co_await g.release();
+        co_return 0;
+    }());
+
+    // A stopped replica acknowledges nothing: the node does not count, and the key set on the
+    // master is deleted again.
+    replica.pause();
+    auto [ec2, g2] = run(io, try_get(m));
+    BOOST_TEST(ec2 == redlock::error::failed);
+    BOOST_TEST(!g2.owns_lock());
+    const node_outcome o = g2.last_report().nodes.at(0);
+    BOOST_TEST(o.status == node_status::error);
+    BOOST_TEST(o.detail.find("0 of the 1 replicas") != std::string::npos, o.detail);
+    BOOST_TEST(eventually([&] { return !redis_get(master.port(), "replicated").has_value(); }));
+    replica.resume();
+}
+
 BOOST_AUTO_TEST_CASE(acl_user_authenticates_and_a_wrong_password_is_reported_without_it)
 {
     redis_server node({"--user", "locker", "on", ">s3cr3t-pw", "~*", "&*", "+@all"});

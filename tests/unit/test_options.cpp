@@ -62,6 +62,12 @@ BOOST_AUTO_TEST_CASE(tries_must_be_at_least_one)
     BOOST_TEST(redlock::validate(options{.tries = 1}, "lock") == "");
 }
 
+BOOST_AUTO_TEST_CASE(wait_for_replicas_must_not_be_negative)
+{
+    check_rejected(options{.wait_for_replicas = -1}, "options.wait_for_replicas");
+    BOOST_TEST(redlock::validate(options{.wait_for_replicas = 2}, "lock") == "");
+}
+
 BOOST_AUTO_TEST_CASE(fencing_is_refused_on_reentrant_locks)
 {
     check_rejected(options{.reentrant = true, .fencing = true}, "options.fencing");

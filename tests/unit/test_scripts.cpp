@@ -342,4 +342,56 @@ BOOST_AUTO_TEST_CASE(get_replies)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_replica_wait_follows_the_command_and_its_fallback)
+{
+    const std::vector<std::string> keys{"a", "b"};
+    request req = acquire_request({.keys = keys}, "v", 1000ms);
+    const std::string payload = req.cmd.payload;
+    const std::string fallback = req.cmd.fallback;
+    add_replica_wait(req.cmd, 2, 0ms);
+    BOOST_TEST(req.cmd.replies == 2);
+    // The command unchanged, then WAIT with a timeout of at least 1 ms (0 would never end).
+    const std::string wait = "*3\r\n" + bulk("WAIT") + bulk("2") + bulk("1");
+    BOOST_TEST(req.cmd.payload == payload + wait);
+    BOOST_TEST(req.cmd.fallback == fallback + wait);
+
+    const std::vector<std::string> one{"k"};
+    request set = acquire_request({.keys = one}, "v", 1000ms);
+    add_replica_wait(set.cmd, 1, 50ms);
+    BOOST_TEST(set.cmd.fallback.empty());  // SET has no script to fall back from
+    BOOST_TEST(set.cmd.payload.ends_with("*3\r\n" + bulk("WAIT") + bulk("1") + bulk("50")));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_counts_only_when_enough_replicas_acknowledged)
+{
+    const auto pair = [](resp::reply own, resp::reply acknowledged) {
+        resp::reply r = make(resp::kind::array);
+        r.elements = {std::move(own), std::move(acknowledged)};
+        return r;
+    };
+    const resp::reply set = make(resp::kind::simple_string, "OK");
+    std::string detail;
+    // Reads one reply to a command followed by WAIT.
+    const auto status = [&](const resp::reply& r, int replicas) {
+        return read_replicated_reply(r, read_acquire_reply, "v", replicas, detail);
+    };
+    BOOST_TEST((status(pair(set, integer(2)), 2) == node_status::ok));
+    BOOST_TEST((status(pair(set, integer(3)), 2) == node_status::ok));
+
+    detail.clear();
+    BOOST_TEST((status(pair(set, integer(1)), 2) == node_status::error));
+    BOOST_TEST(detail.find("1 of the 2 replicas") != std::string::npos, detail);
+
+    // Refused by the command itself: WAIT's count does not matter.
+    BOOST_TEST((status(pair(make(resp::kind::nil), integer(5)), 2) == node_status::taken));
+
+    detail.clear();
+    BOOST_TEST((status(pair(set, make(resp::kind::error, "ERR WAIT cannot be used")), 1) ==
+                node_status::error));
+    BOOST_TEST(detail.find("ERR WAIT cannot be used") != std::string::npos, detail);
+
+    BOOST_TEST((status(set, 1) == node_status::error));
+    BOOST_TEST((status(pair(set, make(resp::kind::bulk_string, "2")), 1) == node_status::error));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
