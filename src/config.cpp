@@ -4,6 +4,7 @@
 
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -151,26 +152,96 @@ std::string key_prefix_problem(std::string_view prefix)
 
 }  // namespace
 
+namespace {
+
+// "host[:port]" or "[ipv6][:port]", as a URL's authority names one server.
+server_address parse_host_port(std::string_view text, std::string_view url,
+                               std::uint16_t default_port)
+{
+    server_address a{.host = {}, .port = default_port};
+    std::string_view port_text;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string_view::npos) {
+            reject("malformed node URL '" + redacted(url) + "': unclosed '[' in the IPv6 host");
+        }
+        a.host = std::string(text.substr(1, close - 1));
+        text = text.substr(close + 1);
+        if (!text.empty()) {
+            if (text.front() != ':') {
+                reject("malformed node URL '" + redacted(url) + "': unexpected '" +
+                       printable(text) + "' after the IPv6 host");
+            }
+            port_text = text.substr(1);
+        }
+    } else {
+        if (text.find(':') != text.rfind(':')) {
+            // Several colons: an IPv6 address without its brackets.
+            reject("malformed node URL '" + redacted(url) +
+                   "': put an IPv6 host in brackets, as in redis://[::1]:6379");
+        }
+        auto colon = text.find(':');
+        a.host = std::string(text.substr(0, colon));
+        if (colon != std::string_view::npos) {
+            port_text = text.substr(colon + 1);
+        }
+    }
+    if (a.host.empty()) {
+        reject("malformed node URL '" + redacted(url) + "': missing host");
+    }
+    if (std::string why = bad_host(a.host); !why.empty()) {
+        reject("malformed node URL '" + redacted(url) + "': " + why);
+    }
+    if (!port_text.empty() || text.ends_with(':')) {
+        a.port = parse_number<std::uint16_t>(port_text, 1, 65535, url, "port");
+    }
+    return a;
+}
+
+// The `?db=N` of a unix or Sentinel URL.
+int parse_db_query(std::string_view query, std::string_view url)
+{
+    if (query.substr(0, 3) != "db=") {
+        reject("malformed node URL '" + redacted(url) + "': unknown query '" + printable(query) +
+               "' (only db=N is understood)");
+    }
+    return parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
+}
+
+// "[host]:port" for IPv6 hosts, "host:port" otherwise.
+std::string host_port(const std::string& host, std::uint16_t port)
+{
+    if (host.find(':') != std::string::npos) {
+        return "[" + host + "]:" + std::to_string(port);
+    }
+    return host + ":" + std::to_string(port);
+}
+
+}  // namespace
+
 node node::from_url(std::string_view url)
 {
     node n;
     auto scheme_end = url.find("://");
     if (scheme_end == std::string_view::npos) {
         reject("malformed node URL '" + redacted(url) +
-               "': expected redis://host:port, rediss://host:port or unix:///path");
+               "': expected redis://host:port, rediss://host:port, unix:///path or "
+               "redis-sentinel://host:port/MASTER_NAME");
     }
     std::string scheme(url.substr(0, scheme_end));
     for (char& ch : scheme) {
         ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     }
     std::string_view rest = url.substr(scheme_end + 3);
-    if (scheme != "redis" && scheme != "rediss" && scheme != "unix") {
+    const bool sentinel = scheme == "redis-sentinel" || scheme == "rediss-sentinel";
+    if (scheme != "redis" && scheme != "rediss" && scheme != "unix" && !sentinel) {
         reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
-               printable(scheme) + "' (expected redis, rediss or unix)");
+               printable(scheme) +
+               "' (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
     }
-    n.tls = scheme == "rediss";
+    n.tls = scheme == "rediss" || scheme == "rediss-sentinel";
 
-    // Split off the query (unix only) and the userinfo.
+    // Split off the query (unix and Sentinel URLs only) and the userinfo.
     std::string_view query;
     if (auto q = rest.find('?'); q != std::string_view::npos) {
         query = rest.substr(q + 1);
@@ -191,15 +262,11 @@ node node::from_url(std::string_view url)
         n.port = 0;
         n.unix_path = std::string(rest);
         if (!query.empty()) {
-            if (query.substr(0, 3) != "db=") {
-                reject("malformed node URL '" + redacted(url) + "': unknown query '" +
-                       printable(query) + "' (only db=N is understood)");
-            }
-            n.db = parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
+            n.db = parse_db_query(query, url);
         }
         return n;
     }
-    if (!query.empty()) {
+    if (!query.empty() && !sentinel) {
         reject("malformed node URL '" + redacted(url) + "': unexpected query '" + printable(query) +
                "' (the database goes in the path, as in redis://host/2)");
     }
@@ -209,42 +276,37 @@ node node::from_url(std::string_view url)
         path = rest.substr(slash + 1);
         rest = rest.substr(0, slash);
     }
-    std::string_view port_text;
-    if (!rest.empty() && rest.front() == '[') {
-        auto close = rest.find(']');
-        if (close == std::string_view::npos) {
-            reject("malformed node URL '" + redacted(url) + "': unclosed '[' in the IPv6 host");
-        }
-        n.host = std::string(rest.substr(1, close - 1));
-        rest = rest.substr(close + 1);
-        if (!rest.empty()) {
-            if (rest.front() != ':') {
-                reject("malformed node URL '" + redacted(url) + "': unexpected '" +
-                       printable(rest) + "' after the IPv6 host");
-            }
-            port_text = rest.substr(1);
-        }
-    } else {
-        if (rest.find(':') != rest.rfind(':')) {
-            // Several colons: an IPv6 address without its brackets.
+    if (sentinel) {
+        if (path.empty()) {
             reject("malformed node URL '" + redacted(url) +
-                   "': put an IPv6 host in brackets, as in redis://[::1]:6379");
+                   "': a Sentinel URL names the master after the Sentinels, as in "
+                   "redis-sentinel://127.0.0.1:26379/mymaster");
         }
-        auto colon = rest.find(':');
-        n.host = std::string(rest.substr(0, colon));
-        if (colon != std::string_view::npos) {
-            port_text = rest.substr(colon + 1);
+        n.master_name = percent_decode(path, url, "master name");
+        if (std::string why = bad_host(n.master_name); !why.empty()) {
+            reject("malformed node URL '" + redacted(url) + "': the master name '" +
+                   printable(n.master_name) + "' contains a space or a control character");
         }
+        for (std::size_t from = 0; from <= rest.size();) {
+            const auto comma = std::min(rest.find(',', from), rest.size());
+            n.sentinels.push_back(parse_host_port(rest.substr(from, comma - from), url, 26379));
+            from = comma + 1;
+        }
+        n.host.clear();
+        n.port = 0;
+        if (!query.empty()) {
+            n.db = parse_db_query(query, url);
+        }
+        return n;
     }
-    if (n.host.empty()) {
-        reject("malformed node URL '" + redacted(url) + "': missing host");
+    if (rest.find(',') != std::string_view::npos) {
+        reject("malformed node URL '" + redacted(url) +
+               "': a comma in the host (list nodes as separate URLs, "
+               "redis://a:6379,redis://b:6379; only a Sentinel URL lists several hosts)");
     }
-    if (std::string why = bad_host(n.host); !why.empty()) {
-        reject("malformed node URL '" + redacted(url) + "': " + why);
-    }
-    if (!port_text.empty() || rest.ends_with(':')) {
-        n.port = parse_number<std::uint16_t>(port_text, 1, 65535, url, "port");
-    }
+    const server_address a = parse_host_port(rest, url, n.port);
+    n.host = a.host;
+    n.port = a.port;
     if (!path.empty()) {
         n.db = parse_number<int>(path, 0, 1 << 20, url, "database");
     }
@@ -253,13 +315,17 @@ node node::from_url(std::string_view url)
 
 std::string node::endpoint() const
 {
+    if (!sentinels.empty()) {
+        std::string name = tls ? "rediss-sentinel://" : "redis-sentinel://";
+        for (std::size_t i = 0; i < sentinels.size(); ++i) {
+            name += (i ? "," : "") + host_port(sentinels[i].host, sentinels[i].port);
+        }
+        return name + "/" + master_name;
+    }
     if (!unix_path.empty()) {
         return "unix:" + unix_path;
     }
-    if (host.find(':') != std::string::npos) {
-        return "[" + host + "]:" + std::to_string(port);
-    }
-    return host + ":" + std::to_string(port);
+    return host_port(host, port);
 }
 
 config config::from_urls(std::initializer_list<std::string_view> urls)
@@ -289,13 +355,27 @@ std::string validate(const config& cfg)
     for (std::size_t i = 0; i < cfg.nodes.size(); ++i) {
         const node& n = cfg.nodes[i];
         std::string where = "config.nodes[" + std::to_string(i) + "]";
-        if (n.unix_path.empty() && n.host.empty()) {
+        if (!n.sentinels.empty()) {
+            if (n.master_name.empty()) {
+                return where + " lists Sentinels but no master_name";
+            }
+            for (const server_address& a : n.sentinels) {
+                if (std::string why = bad_host(a.host); a.host.empty() || !why.empty()) {
+                    return where + " has a Sentinel with " +
+                           (a.host.empty() ? std::string("no host") : why);
+                }
+                if (a.port == 0) {
+                    return where + " (" + printable(n.endpoint()) + ") has a Sentinel on port 0";
+                }
+            }
+        } else if (n.unix_path.empty() && n.host.empty()) {
             return where + " has neither a host nor a unix socket path";
         }
-        if (std::string why = bad_host(n.host); n.unix_path.empty() && !why.empty()) {
+        const bool server = n.sentinels.empty() && n.unix_path.empty();
+        if (std::string why = bad_host(n.host); server && !why.empty()) {
             return where.append(": ").append(why);
         }
-        if (n.unix_path.empty() && n.port == 0) {
+        if (server && n.port == 0) {
             return where + " (" + printable(n.endpoint()) + ") has port 0";
         }
         if (n.db < 0) {

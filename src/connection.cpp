@@ -5,6 +5,7 @@
 
 #include "detail/misconfiguration.hpp"
 #include "detail/open_stream.hpp"
+#include "detail/sentinel.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -220,6 +221,26 @@ void connection::close(const std::string& why)
 {
     fail_connection(why);
     state_ = state::closed;
+    if (watch_) {
+        watch_->stop();
+    }
+}
+
+void connection::master_switched(const server_address& master)
+{
+    node now = endpoint_;
+    now.sentinels.clear();
+    now.host = master.host;
+    now.port = master.port;
+    if ((state_ != state::connected && state_ != state::connecting) ||
+        (state_ == state::connected && now.endpoint() == reached_)) {
+        return;  // nothing open to give up, or already there
+    }
+    // Whatever the old master still accepts is lost once it turns into a replica.
+    fail_connection("the Sentinels switched the master '" + endpoint_.master_name + "' to " +
+                    now.endpoint());
+    retry_at_ = clock::now();  // the new master is there to be asked: no back-off
+    backoff_ = settings_.backoff_min;
 }
 
 void connection::start_connect()
@@ -234,8 +255,9 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 {
     auto self = shared_from_this();
     stream fresh(strand_);
-    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, true,
-                                               settings_.tls.get(), settings_.verify_name);
+    std::string reached;
+    std::string failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, true,
+                                             settings_.tls.get(), settings_.verify_name, reached);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;  // closed or superseded while connecting
     }
@@ -243,6 +265,22 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
         fail_connection(failure);
         co_return;
     }
+    if (!endpoint_.sentinels.empty()) {
+        if (reached != reached_) {
+            log(log_level::info, name_ + ": the master is " + reached);
+        }
+        if (!watch_) {
+            std::weak_ptr<connection> weak = self;
+            watch_ = std::make_shared<sentinel_watch>(strand_, endpoint_, settings_,
+                                                      [weak](const server_address& master) {
+                                                          if (auto c = weak.lock()) {
+                                                              c->master_switched(master);
+                                                          }
+                                                      });
+        }
+        watch_->start();
+    }
+    reached_ = reached;
     socket_ = std::move(fresh);
     scripts_sent_.clear();
     silent_so_far_ = true;
@@ -407,6 +445,19 @@ void connection::deliver(resp::reply reply)
         return;
     }
     silent_so_far_ = false;
+    if (first.is_error() && !endpoint_.sentinels.empty() && first.text.starts_with("READONLY")) {
+        // The server the Sentinels named has become a replica since: not a misconfiguration
+        // but a failover, which asking the Sentinels again follows.
+        const std::string why = reached_ + ", the master '" + endpoint_.master_name +
+                                "' the Sentinels named, has become a replica (" + first.text +
+                                "): asking the Sentinels again";
+        if (!e.given_up()) {
+            complete(e, exec_result{exec_result::outcome::failed, {}, why});
+        }
+        fail_connection(why);  // and the requests behind it
+        retry_at_ = clock::now();
+        return;
+    }
     if (first.is_error() && !warned_misconfigured_) {
         warn_if_misconfigured(first.text);
     }

@@ -21,6 +21,7 @@
 #include <exception>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -96,9 +97,11 @@ asio::awaitable<std::string> start_tls(stream& conn, asio::ssl::context& tls,
     co_return std::move(probe_finding);
 }
 
-asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool select_db,
-                                       asio::ssl::context* tls, bool verify_name,
-                                       std::chrono::milliseconds timeout)
+}  // namespace
+
+asio::awaitable<std::string> connect_and_greet(stream& conn, const node& endpoint, bool select_db,
+                                               asio::ssl::context* tls, bool verify_name,
+                                               std::chrono::milliseconds timeout)
 {
     generic_socket& s = conn.socket();
     const std::string name = endpoint.endpoint();
@@ -164,62 +167,82 @@ asio::awaitable<std::string> handshake(stream& conn, const node& endpoint, bool 
     if (expected == 0) {
         co_return std::string();
     }
-    auto [wec, written] = co_await conn.write_all(asio::buffer(hello));
-    (void)written;
-    if (wec) {
-        co_return "handshake with " + name + " failed: " + wec.message();
+    std::vector<resp::reply> replies;
+    if (std::string failure = co_await exchange(conn, hello, expected, replies, name);
+        !failure.empty()) {
+        co_return failure.starts_with("protocol error")
+            ? failure
+            : "handshake with " + name + " failed: " + failure;
     }
-    resp::decoder replies;
-    std::array<char, 1024> buf;
     const char* steps[] = {endpoint.password.empty() ? "SELECT" : "AUTH", "SELECT"};
-    for (std::size_t i = 0; i < expected;) {
-        if (auto r = replies.next()) {
-            if (r->is_error()) {
-                // The reply text comes from the server and never contains the password.
-                co_return std::string(steps[i]) + " on " + name + " failed: " + with_hint(r->text);
-            }
-            ++i;
-            continue;
+    for (std::size_t i = 0; i < expected; ++i) {
+        if (replies[i].is_error()) {
+            // The reply text comes from the server and never contains the password.
+            co_return std::string(steps[i]) + " on " + name +
+                " failed: " + with_hint(replies[i].text);
         }
-        if (!replies.error().empty()) {
-            co_return "protocol error from " + name + ": " + replies.error();
-        }
-        auto [rec, n] = co_await conn.read_some(asio::buffer(buf));
-        if (rec) {
-            co_return "handshake with " + name + " failed: " + rec.message();
-        }
-        replies.feed(buf.data(), n);
     }
     co_return std::string();
 }
 
-}  // namespace
+asio::awaitable<std::string> exchange(stream& conn, const std::string& commands, std::size_t count,
+                                      std::vector<resp::reply>& replies, const std::string& name)
+{
+    replies.clear();
+    auto [wec, written] = co_await conn.write_all(asio::buffer(commands));
+    (void)written;
+    if (wec) {
+        co_return wec.message();
+    }
+    resp::decoder decoder;
+    std::array<char, 1024> buf;
+    while (replies.size() < count) {
+        if (auto r = decoder.next()) {
+            replies.push_back(std::move(*r));
+            continue;
+        }
+        if (!decoder.error().empty()) {
+            co_return "protocol error from " + name + ": " + decoder.error();
+        }
+        auto [rec, n] = co_await conn.read_some(asio::buffer(buf));
+        if (rec) {
+            co_return rec.message();
+        }
+        decoder.feed(buf.data(), n);
+    }
+    co_return std::string();
+}
+
+asio::awaitable<std::string> within_deadline(asio::awaitable<std::string> op,
+                                             std::chrono::milliseconds timeout, std::string what)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer deadline(ex, timeout);
+    try {
+        auto [order, exception, message, timer_ec] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(ex, std::move(op), asio::deferred),
+                deadline.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+        (void)timer_ec;
+        if (order[0] == 1) {
+            co_return what + " timed out after " + std::to_string(timeout.count()) + " ms";
+        }
+        if (exception) {
+            co_return what + " failed: internal error";
+        }
+        co_return std::move(message);
+    } catch (const std::exception& e) {
+        co_return what + " failed: " + e.what();
+    }
+}
 
 asio::awaitable<std::string> open_stream(stream& s, const node& endpoint,
                                          std::chrono::milliseconds timeout, bool select_db,
                                          asio::ssl::context* tls, bool verify_name)
 {
-    auto ex = s.socket().get_executor();
-    asio::steady_timer deadline(ex, timeout);
-    try {
-        auto [order, exception, message, timer_ec] =
-            co_await asio::experimental::make_parallel_group(
-                asio::co_spawn(ex, handshake(s, endpoint, select_db, tls, verify_name, timeout),
-                               asio::deferred),
-                deadline.async_wait(asio::deferred))
-                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
-        (void)timer_ec;
-        if (order[0] == 1) {
-            co_return "connect to " + endpoint.endpoint() + " timed out after " +
-                std::to_string(timeout.count()) + " ms";
-        }
-        if (exception) {
-            co_return "connect to " + endpoint.endpoint() + " failed: internal error";
-        }
-        co_return std::move(message);
-    } catch (const std::exception& e) {
-        co_return "connect to " + endpoint.endpoint() + " failed: " + e.what();
-    }
+    return within_deadline(connect_and_greet(s, endpoint, select_db, tls, verify_name, timeout),
+                           timeout, "connect to " + endpoint.endpoint());
 }
 
 }  // namespace redlock::detail

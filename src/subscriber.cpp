@@ -2,7 +2,7 @@
 #include "detail/subscriber.hpp"
 
 #include "detail/key_space.hpp"
-#include "detail/open_stream.hpp"
+#include "detail/sentinel.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -87,8 +87,9 @@ asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
     auto self = shared_from_this();
     stream fresh(strand_);
     // Pub/sub channels are not per database: no SELECT.
-    std::string failure = co_await open_stream(fresh, endpoint_, settings_.connect_timeout, false,
-                                               settings_.tls.get(), settings_.verify_name);
+    std::string reached;  // a Sentinel node's master: subscribing to it is enough
+    std::string failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, false,
+                                             settings_.tls.get(), settings_.verify_name, reached);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;
     }

@@ -267,6 +267,8 @@ usage_case "--conflict-exit-code: '256' is not an exit status \(0 to 255\)" run 
 usage_case "--conflict-exit-code: 'x' is not an exit status" run --nodes "$nodes" -k k --conflict-exit-code=x -- true
 usage_case "--nonblock takes no value" run --nodes "$nodes" -k k --nonblock=1 -- true
 usage_case "no KEY given" status --nodes "$nodes"
+usage_case "a comma in the host" run --nodes "redis://127.0.0.1:1,127.0.0.1:2" -k k -- true
+usage_case "names the master after the Sentinels" status --nodes "redis-sentinel://127.0.0.1:1" k
 usage_case "unknown option '--wait'" status --nodes "$nodes" --wait 1s k
 usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
 usage_case "--key-prefix 'a\{b' opens a hash tag" run --nodes "$nodes" --key-prefix 'a{b' --key k -- true
@@ -569,6 +571,14 @@ rl unreachable2 run --nodes "redis://127.0.0.1:$dead_port" -k t-misconf -w 0.3 -
 expect_status 69 "run -w 0.3 --quiet -E 1 with its node down: 69, not the conflict status" unreachable2
 has "$work/unreachable.err" "no majority of the 1 node\(s\) granted it" "the message says no majority granted it"
 [ -e "$work/never" ] && fail "the command ran without the lock"
+
+echo "== node lists: a comma before a scheme starts the next node"
+sentinels="redis-sentinel://127.0.0.1:$dead_port,127.0.0.1:$dead_port/m"
+rl sentinel_list status --nodes "$sentinels,$nodes" --timeout 300ms t-none
+expect_status 1 "status with a Sentinel node that cannot be reached" sentinel_list
+has "$work/sentinel_list.out" "^t-none: .* of 4 nodes" "one Sentinel URL with two Sentinels and three servers make four nodes"
+has "$work/sentinel_list.out" "^  redis-sentinel://127\.0\.0\.1:$dead_port,127\.0\.0\.1:$dead_port/m +error: no Sentinel of .* named the master 'm'" \
+  "the Sentinel node's line says no Sentinel named the master"
 
 echo "== status: reentrant, other types, unreadable nodes, secrets"
 for idx in 0 1; do

@@ -7,10 +7,21 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock {
 
-/// One Redis server: a TCP host and port, or a unix socket path, with its credentials.
+/// A TCP host and port.
+struct server_address
+{
+    /// Host name or IP address.
+    std::string host;
+    /// TCP port.
+    std::uint16_t port = 0;
+};
+
+/// One Redlock node: a Redis server (a TCP host and port, or a unix socket path), or the
+/// master that a set of Sentinels names; with its credentials.
 struct node
 {
     /// Host name or IP address (TCP); empty when `unix_path` is set.
@@ -25,16 +36,29 @@ struct node
     std::string password;
     /// Logical database selected on connect.
     int db = 0;
-    /// Connect with TLS (`rediss://`).
+    /// Connect with TLS (`rediss://`; for a Sentinel node, to the Sentinels and the master).
     bool tls = false;
+    /// Non-empty for a node that is whichever server the Sentinels at these addresses name as
+    /// the master `master_name` (`redis-sentinel://`); `host`, `port` and `unix_path` are then
+    /// not used. The client asks them in order on every connect, checks with ROLE that the
+    /// server it reaches is a master, and connects again when the Sentinels announce a new
+    /// master (`+switch-master`) or the old one turns out to be a replica. The credentials
+    /// and `db` are the master's; the Sentinels are asked without AUTH.
+    std::vector<server_address> sentinels;
+    /// The name the Sentinels know the master by (their `sentinel monitor NAME ...`).
+    std::string master_name;
 
-    /// Parses `redis://[[user]:password@]host[:port][/db]`, `rediss://...` (TLS) and
-    /// `unix://[[user]:password@]/path/to/socket[?db=N]`. IPv6 hosts go in brackets.
-    /// Throws `boost::system::system_error` with `error::invalid_argument` and a message
-    /// naming what is wrong (the password is never repeated in it).
+    /// Parses `redis://[[user]:password@]host[:port][/db]`, `rediss://...` (TLS),
+    /// `unix://[[user]:password@]/path/to/socket[?db=N]` and
+    /// `redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER_NAME[?db=N]`
+    /// (Sentinels listen on 26379 unless a port is given; `rediss-sentinel://` for TLS). IPv6
+    /// hosts go in brackets. Throws `boost::system::system_error` with
+    /// `error::invalid_argument` and a message naming what is wrong (the password is never
+    /// repeated in it).
     static node from_url(std::string_view url);
 
-    /// "host:port" or "unix:/path": how the node is named in reports; no credentials.
+    /// "host:port", "unix:/path" or "redis-sentinel://host:port,.../MASTER_NAME": how the node
+    /// is named in reports; no credentials.
     std::string endpoint() const;
 };
 

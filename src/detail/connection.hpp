@@ -81,6 +81,8 @@ class request_owner
     virtual bool given_up(std::uint32_t index) const noexcept = 0;
 };
 
+class sentinel_watch;
+
 class connection : public std::enable_shared_from_this<connection>
 {
   public:
@@ -116,6 +118,11 @@ class connection : public std::enable_shared_from_this<connection>
 
     /// Fails every pending request with `why` and refuses new ones.
     void close(const std::string& why);
+
+    /// For a Sentinel node: the Sentinels announced `master` as the node's master. Unless
+    /// that is the server connected to, the socket is given up (its requests fail) and the
+    /// next request connects again at once. On the strand only.
+    void master_switched(const server_address& master);
 
     /// The counters so far; safe from any thread.
     node_counters counters() const;
@@ -178,6 +185,10 @@ class connection : public std::enable_shared_from_this<connection>
     bool silent_so_far_ = true;
     // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
     bool warned_misconfigured_ = false;
+    // The server the last connect reached ("host:port"): a Sentinel node's master of the time.
+    std::string reached_;
+    // For a Sentinel node, once connected: the watch for failovers, stopped by `close`.
+    std::shared_ptr<sentinel_watch> watch_;
     std::string broken_off(std::string_view what, const boost::system::error_code& ec) const;
     struct
     {

@@ -231,6 +231,28 @@ pid_t spawn_child(std::vector<std::string> args, const std::vector<std::string>&
 redis_server::redis_server(std::vector<std::string> extra_args, std::vector<std::string> extra_env)
     : args_(std::move(extra_args)), env_(std::move(extra_env)), dir_(make_temp_dir())
 {
+    start_on_a_free_port();
+}
+
+redis_server::redis_server(sentinel_config config)
+    : dir_(make_temp_dir()), sentinel_config_(std::move(config.text))
+{
+    start_on_a_free_port();
+}
+
+std::unique_ptr<redis_server> redis_server::sentinel(const std::string& name,
+                                                     std::uint16_t master_port, int quorum,
+                                                     std::chrono::milliseconds down_after)
+{
+    const std::string ms = std::to_string(down_after.count());
+    return std::unique_ptr<redis_server>(new redis_server(
+        sentinel_config{"sentinel monitor " + name + " 127.0.0.1 " + std::to_string(master_port) +
+                        " " + std::to_string(quorum) + "\nsentinel down-after-milliseconds " +
+                        name + " " + ms + "\nsentinel failover-timeout " + name + " 10000\n"}));
+}
+
+void redis_server::start_on_a_free_port()
+{
     try {
         // The port is free when picked but may be taken before redis binds it: pick again.
         for (int attempt = 1;; ++attempt) {
@@ -273,6 +295,26 @@ bool redis_server::start()
         "--save", "", "--appendonly", "no", "--hz", "100", "--enable-debug-command", "local",
         "--dir", dir_, "--logfile", log, "--daemonize", "no"};
     // clang-format on
+    if (!sentinel_config_.empty()) {
+        // The config file goes first; Sentinel rewrites it, so it is written once.
+        const std::string conf = dir_ + "/sentinel.conf";
+        if (!std::filesystem::exists(conf)) {
+            std::ofstream(conf) << sentinel_config_;
+        }
+        argv = {find_redis_server(),
+                conf,
+                "--sentinel",
+                "--port",
+                std::to_string(port_),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                dir_,
+                "--logfile",
+                log,
+                "--daemonize",
+                "no"};
+    }
     argv.insert(argv.end(), args_.begin(), args_.end());
     pid_ = spawn_child(std::move(argv), env_, log);
     paused_ = false;

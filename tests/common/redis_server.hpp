@@ -27,6 +27,13 @@ class redis_server
     // if the server does not answer PING within 5 s.
     explicit redis_server(std::vector<std::string> extra_args = {},
                           std::vector<std::string> extra_env = {});
+
+    // A Sentinel (`redis-server FILE --sentinel`, its config file writable in its dir) that
+    // monitors the master `name` at 127.0.0.1:master_port with `quorum`, declaring it down
+    // after `down_after` without replies.
+    static std::unique_ptr<redis_server> sentinel(const std::string& name,
+                                                  std::uint16_t master_port, int quorum,
+                                                  std::chrono::milliseconds down_after);
     ~redis_server();
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
@@ -44,6 +51,12 @@ class redis_server
     bool paused() const { return paused_ && running(); }
 
   private:
+    struct sentinel_config
+    {
+        std::string text;
+    };
+    explicit redis_server(sentinel_config config);
+    void start_on_a_free_port();
     bool start();  // false if the port was taken; throws on any other failure
 
     std::vector<std::string> args_;
@@ -52,6 +65,8 @@ class redis_server
     std::uint16_t port_ = 0;
     mutable pid_t pid_ = -1;  // running() reaps a server that died on its own
     bool paused_ = false;
+    // For a Sentinel: the config file's first text (Sentinel rewrites the file as it runs).
+    std::string sentinel_config_;
 };
 
 class redis_cluster

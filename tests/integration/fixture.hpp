@@ -72,6 +72,17 @@ T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds lim
     return std::move(*result);
 }
 
+/// Whether the master on `master_port` streams its writes to a replica: after a full sync it
+/// does so only once the replica acknowledged an offset on its own, which a replica does once
+/// a second. Writes a key to have an offset to acknowledge. Poll it with `eventually`.
+inline bool replica_streams(std::uint16_t master_port)
+{
+    redis_set(master_port, "replica-streams", "1");
+    const std::string info = redis_command(master_port, {"INFO", "replication"});
+    const auto at = info.find("state=online,offset=");
+    return at != std::string::npos && info.compare(at + 20, 2, "0,") != 0;  // not offset 0
+}
+
 /// A count from INFO `section` (`field` ends with '='), 0 when the server does not list it.
 inline long info_count(std::uint16_t port, const std::string& section, const std::string& field)
 {

@@ -99,6 +99,42 @@ BOOST_AUTO_TEST_CASE(ipv6_host_in_brackets)
     BOOST_TEST(node::from_url("redis://[::1]").port == 6379);
 }
 
+BOOST_AUTO_TEST_CASE(a_sentinel_url_names_its_sentinels_and_master)
+{
+    node n =
+        node::from_url("redis-sentinel://:s3cr3t@10.0.0.1,10.0.0.2:5000,[::1]/my%2Dmaster?db=2");
+    BOOST_TEST_REQUIRE(n.sentinels.size() == 3u);
+    BOOST_TEST(n.sentinels[0].host == "10.0.0.1");
+    BOOST_TEST(n.sentinels[0].port == 26379);  // the Sentinels' default port
+    BOOST_TEST(n.sentinels[1].port == 5000);
+    BOOST_TEST(n.sentinels[2].host == "::1");
+    BOOST_TEST(n.master_name == "my-master");
+    BOOST_TEST(n.password == "s3cr3t");
+    BOOST_TEST(n.db == 2);
+    BOOST_TEST(!n.tls);
+    BOOST_TEST(n.endpoint() ==
+               "redis-sentinel://10.0.0.1:26379,10.0.0.2:5000,[::1]:26379/my-master");
+    BOOST_TEST(node::from_url("rediss-sentinel://h/m").tls);
+    BOOST_TEST(redlock::validate(redlock::config{.nodes = {n}}) == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_sentinel_url_without_a_master_name_or_with_bad_hosts_is_rejected)
+{
+    BOOST_TEST(contains(rejection("redis-sentinel://127.0.0.1:26379"), "names the master"));
+    BOOST_TEST(contains(rejection("redis-sentinel://127.0.0.1:26379/"), "names the master"));
+    BOOST_TEST(contains(rejection("redis-sentinel://a,,b/m"), "missing host"));
+    BOOST_TEST(contains(rejection("redis-sentinel://a:0/m"), "port"));
+    BOOST_TEST(contains(rejection("redis-sentinel://a/m?x=1"), "only db=N"));
+    BOOST_TEST(contains(rejection("redis-sentinel://a/m%0a"), "master name"));
+    // Sentinels announce failovers as space-separated words.
+    BOOST_TEST(contains(rejection("redis-sentinel://a/my%20master"), "master name"));
+    // Only a Sentinel URL lists several hosts.
+    BOOST_TEST(contains(rejection("redis://a:1,b:2"), "a comma in the host"));
+    node n = node::from_url("redis-sentinel://a/m");
+    n.master_name.clear();
+    BOOST_TEST(contains(redlock::validate(redlock::config{.nodes = {n}}), "no master_name"));
+}
+
 BOOST_AUTO_TEST_CASE(rediss_sets_tls)
 {
     node n = node::from_url("rediss://example.com:6390");

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: BSL-1.0
+// A node that is the master three real Sentinels name: locks land on it, and after a failover
+// on the replica they promote.
+
+#include "fixture.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::test {
+namespace {
+
+// A master, its replica in sync, and three Sentinels that know both.
+struct sentinel_deployment
+{
+    redis_server master{{"--repl-diskless-sync-delay", "0"}};
+    redis_server replica{{"--replicaof", "127.0.0.1", std::to_string(master.port()),
+                          "--repl-diskless-sync-delay", "0"}};
+    std::vector<std::unique_ptr<redis_server>> sentinels;
+
+    sentinel_deployment()
+    {
+        BOOST_TEST_REQUIRE(eventually([&] { return replica_streams(master.port()); }, 10s));
+        // Started after the replica is in sync: a Sentinel learns of replicas from the
+        // master's INFO, which it reads at once and then every 10 s. Down after 30 s: only a
+        // forced failover happens during a test, not one of a loaded machine's stalls.
+        for (int i = 0; i < 3; ++i) {
+            sentinels.push_back(redis_server::sentinel("locks", master.port(), 2, 30s));
+        }
+        // A Sentinel promotes only a replica it is connected to and has heard from (flags
+        // exactly "slave", its link to the master up).
+        for (const auto& s : sentinels) {
+            BOOST_TEST_REQUIRE(eventually(
+                [&] {
+                    const std::string replicas =
+                        redis_command(s->port(), {"SENTINEL", "replicas", "locks"});
+                    return replicas.find(std::to_string(replica.port())) != std::string::npos &&
+                           replicas.find("flags slave ") != std::string::npos &&
+                           replicas.find("master-link-status ok") != std::string::npos;
+                },
+                15s));
+        }
+    }
+
+    std::string url() const
+    {
+        std::string u = "redis-sentinel://";
+        for (std::size_t i = 0; i < sentinels.size(); ++i) {
+            u += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(sentinels[i]->port());
+        }
+        return u + "/locks";
+    }
+};
+
+BOOST_AUTO_TEST_SUITE(sentinel)
+
+BOOST_AUTO_TEST_CASE(a_sentinel_node_locks_on_the_master_and_follows_a_failover)
+{
+    sentinel_deployment d;
+    asio::io_context io;
+    std::vector<std::string> log;
+    redlock::config cfg = config::from_urls({d.url()});
+    cfg.logger = [&](log_level, std::string_view message) { log.emplace_back(message); };
+    redlock::client c(io.get_executor(), std::move(cfg));
+    BOOST_TEST(c.config().nodes[0].endpoint() == d.url().substr(0, d.url().size()));
+    auto m = c.make_mutex("failover", {.expiry = 5s});
+
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        BOOST_TEST((redis_get(d.master.port(), "failover") == g.value()));
+        co_await g.release();
+        co_return 0;
+    }());
+
+    // A forced failover: the replica is promoted at once, and the Sentinels announce it about
+    // a second later. Locks must then land on the new master within seconds.
+    BOOST_TEST_REQUIRE(redis_command(d.sentinels[0]->port(), {"SENTINEL", "FAILOVER", "locks"}) ==
+                       "OK");
+    const auto failover = steady::now();
+    const auto moved = run(
+        io,
+        [&]() -> asio::awaitable<bool> {
+            asio::steady_timer pause(io);
+            while (steady::now() - failover < 20s) {
+                auto [ec, g] = co_await try_get(m, true);
+                // On the new master, and not on the old one (which still takes writes for a
+                // while, and replicated them to the replica until it was promoted).
+                if (!ec && redis_get(d.replica.port(), "failover") == g.value() &&
+                    !redis_get(d.master.port(), "failover").has_value()) {
+                    co_await g.release();
+                    co_return true;
+                }
+                if (!ec) {
+                    // Taken on the old master, the lock may be gone by now: not_held is fine.
+                    co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+                }
+                pause.expires_after(50ms);
+                co_await pause.async_wait(asio::use_awaitable);
+            }
+            co_return false;
+        }(),
+        30s);
+    const auto took = since(failover);
+    BOOST_TEST_MESSAGE("locks reached the new master " << took.count() << " ms after the failover");
+    BOOST_TEST(moved);
+    BOOST_TEST((took < 10s));
+    // The client said where it went.
+    bool switch_logged = false;
+    for (const std::string& line : log) {
+        switch_logged = switch_logged ||
+                        line.find("the master is 127.0.0.1:" + std::to_string(d.replica.port())) !=
+                            std::string::npos;
+    }
+    BOOST_TEST(switch_logged);
+}
+
+BOOST_AUTO_TEST_CASE(sentinels_that_do_not_know_the_master_are_named_in_the_report)
+{
+    sentinel_deployment d;
+    asio::io_context io;
+    std::string url = d.url();
+    url.replace(url.rfind("/locks"), 6, "/unknown");
+    redlock::client c(io.get_executor(), config::from_urls({url}));
+    auto [ec, g] = run(io, try_get(c.make_mutex("nobody", {.expiry = 2s}), true));
+    BOOST_TEST(ec == redlock::error::failed);
+    const node_outcome o = g.last_report().nodes.at(0);
+    BOOST_TEST(o.status == node_status::error);
+    BOOST_TEST(o.detail.find("no Sentinel of") != std::string::npos, o.detail);
+    BOOST_TEST(o.detail.find("it knows no master by that name") != std::string::npos, o.detail);
+    BOOST_TEST(o.detail.find(std::to_string(d.sentinels[2]->port())) != std::string::npos,
+               o.detail);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
