@@ -74,7 +74,14 @@ connection::connection(asio::any_io_executor strand, node endpoint, connection_s
 {
 }
 
-connection::~connection() = default;
+connection::~connection()
+{
+    // A client destroyed without async_shutdown: the watch must not keep the io_context busy
+    // for a connection that is gone. It lives on the strand.
+    if (watch_) {
+        asio::post(strand_, [w = std::move(watch_)] { w->stop(); });
+    }
+}
 
 node_counters connection::counters() const
 {

@@ -24,6 +24,8 @@ guard::guard(std::shared_ptr<detail::lock_state> state) noexcept
 {
 }
 
+// The executor is copied, not moved: a moved-from guard keeps it (see get_executor).
+// NOLINTNEXTLINE(performance-move-constructor-init)
 guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_)
 {
 }

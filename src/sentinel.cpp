@@ -43,30 +43,46 @@ node sentinel_server(const node& n, const server_address& a)
     return s;
 }
 
-// Asks the Sentinels of `n` in order for its master; the reasons of those that did not say.
+// Asks one Sentinel for the master's address: the reply, or why there is none.
+asio::awaitable<std::string> ask_sentinel(const node& sentinel, const std::string& master_name,
+                                          asio::ssl::context* tls, bool verify_name,
+                                          std::chrono::milliseconds timeout, resp::reply& reply)
+{
+    stream q(co_await asio::this_coro::executor);
+    std::string why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
+    if (why.empty()) {
+        std::string ask;
+        resp::append_command(ask, {"SENTINEL", "get-master-addr-by-name", master_name});
+        std::vector<resp::reply> replies;
+        why = co_await exchange(q, ask, 1, replies, "Sentinel " + sentinel.endpoint());
+        if (why.empty()) {
+            reply = std::move(replies.front());
+        }
+    }
+    q.close();
+    co_return why;
+}
+
+// Asks the Sentinels of `n` in order for its master, each for a share of `timeout` (so that a
+// stopped one leaves time to ask the others and connect); the reasons of those that did not
+// say.
 asio::awaitable<std::optional<server_address>> ask_sentinels(const node& n, asio::ssl::context* tls,
                                                              bool verify_name,
                                                              std::chrono::milliseconds timeout,
                                                              std::string& failures)
 {
-    auto ex = co_await asio::this_coro::executor;
-    std::string ask;
-    resp::append_command(ask, {"SENTINEL", "get-master-addr-by-name", n.master_name});
+    const auto share = timeout / static_cast<int>(n.sentinels.size() + 1);
     for (const server_address& a : n.sentinels) {
         const node sentinel = sentinel_server(n, a);
-        const std::string name = "Sentinel " + sentinel.endpoint();
-        stream q(ex);
-        std::string why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
-        std::vector<resp::reply> replies;
+        resp::reply reply;
+        std::string why = co_await within_deadline(
+            ask_sentinel(sentinel, n.master_name, tls, verify_name, share, reply), share,
+            "asking Sentinel " + sentinel.endpoint());
         if (why.empty()) {
-            why = co_await exchange(q, ask, 1, replies, name);
-        }
-        q.close();
-        if (why.empty()) {
-            if (auto master = read_master_address(replies.front(), why)) {
+            if (auto master = read_master_address(reply, why)) {
                 co_return master;
             }
-            why = name + ": " + why;
+            why.insert(0, "Sentinel " + sentinel.endpoint() + ": ");
         }
         failures += (failures.empty() ? "" : "; ") + why;
     }

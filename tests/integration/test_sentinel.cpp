@@ -115,6 +115,22 @@ BOOST_AUTO_TEST_CASE(a_sentinel_node_locks_on_the_master_and_follows_a_failover)
     BOOST_TEST(switch_logged);
 }
 
+BOOST_AUTO_TEST_CASE(a_stopped_sentinel_leaves_time_to_ask_the_others)
+{
+    sentinel_deployment d;
+    d.sentinels[0]->pause();  // connects succeed, nothing answers
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    // The first attempt may end at its per-node deadline (250 ms) while the client still
+    // waits for the stopped Sentinel's share of the connect timeout (250 ms of 1 s); the
+    // connect goes on, and a retry finds the master.
+    const auto start = steady::now();
+    auto [ec, g] = run(io, try_get(c.make_mutex("one-sentinel-stopped", {.expiry = 5s})));
+    BOOST_TEST(!ec, g.last_report().to_string());
+    BOOST_TEST((since(start) < 2 * c.config().connect_timeout));
+    d.sentinels[0]->resume();
+}
+
 BOOST_AUTO_TEST_CASE(sentinels_that_do_not_know_the_master_are_named_in_the_report)
 {
     sentinel_deployment d;
