@@ -115,6 +115,62 @@ BOOST_AUTO_TEST_CASE(a_sentinel_node_locks_on_the_master_and_follows_a_failover)
     BOOST_TEST(switch_logged);
 }
 
+// The classic failover loss, made deterministic: the replica is stopped and cut off while the
+// holder locks, so the key exists only on the master; then the master dies and the replica is
+// promoted without it. With wait_for_replicas = 0 a rival then gets the lock the holder still
+// believes it holds; with 1 the holder's acquire is refused instead.
+BOOST_AUTO_TEST_CASE(
+    a_failover_to_a_replica_that_missed_the_lock_admits_a_second_owner_unless_replicas_acknowledged)
+{
+    for (const int replicas : {0, 1}) {
+        BOOST_TEST_CONTEXT("wait_for_replicas = " << replicas)
+        {
+            sentinel_deployment d;
+            asio::io_context io;
+            redlock::client holder(io.get_executor(), config::from_urls({d.url()}));
+            redlock::client rival(io.get_executor(), config::from_urls({d.url()}));
+
+            // Stopped, and cut off: what the master wrote to the link before it died would
+            // still reach the replica from the kernel's buffers.
+            d.replica.pause();
+            BOOST_TEST_REQUIRE(
+                redis_command(d.master.port(), {"CLIENT", "KILL", "TYPE", "replica"}) == "1");
+            auto [held_ec, held] =
+                run(io, try_get(holder.make_mutex(
+                                    "contested",
+                                    {.expiry = 30s, .tries = 1, .wait_for_replicas = replicas}),
+                                true));
+            BOOST_TEST(!held_ec == (replicas == 0), held.last_report().to_string());
+            if (replicas > 0) {
+                // Refused, and cleaned up: the master keeps no key for the rival to miss.
+                BOOST_TEST(eventually(
+                    [&] { return !redis_get(d.master.port(), "contested").has_value(); }));
+            }
+
+            d.master.kill();
+            d.replica.resume();
+            // A forced failover; the Sentinels may first have to hear from the resumed replica.
+            BOOST_TEST_REQUIRE(eventually(
+                [&] {
+                    return redis_command(d.sentinels[0]->port(),
+                                         {"SENTINEL", "FAILOVER", "locks"}) == "OK";
+                },
+                10s));
+            auto [rival_ec, rival_guard] = run(
+                io,
+                try_get(rival.make_mutex("contested", {.expiry = 30s, .tries = 1000, .wait = 20s})),
+                30s);
+            BOOST_TEST(!rival_ec, rival_guard.last_report().to_string());
+            const bool two_owners =
+                held.owns_lock() && held.until() > steady::now() && rival_guard.owns_lock();
+            BOOST_TEST_MESSAGE("wait_for_replicas = " << replicas << ": "
+                                                      << (two_owners ? "two owners" : "one owner")
+                                                      << " after the failover");
+            BOOST_TEST(two_owners == (replicas == 0));
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_stopped_sentinel_leaves_time_to_ask_the_others)
 {
     sentinel_deployment d;
