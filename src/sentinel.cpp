@@ -19,8 +19,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The Sentinels' own port when a URL gives none, and how long the watch waits before trying
-// the next Sentinel after one failed.
+// How long the watch waits before trying the next Sentinel after one failed.
 constexpr std::chrono::milliseconds watch_retry_pause{500};
 
 std::optional<std::uint16_t> port_number(std::string_view text)
