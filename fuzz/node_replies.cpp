@@ -24,6 +24,7 @@
 
 #include <redlock/redlock.hpp>
 
+#include "detail/misconfiguration.hpp"
 #include "detail/resp.hpp"
 #include "known_bugs.hpp"
 
@@ -413,7 +414,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     // Documented outcomes.
     const error_code acquire = out.acquire.ec;
-    check(!acquire || acquire == redlock::error::taken || acquire == redlock::error::failed,
+    check(!acquire || acquire == redlock::error::taken || acquire == redlock::error::failed ||
+              acquire == redlock::error::misconfigured,
           "acquire: undocumented error " + acquire.message());
     if (out.valid.ran) {
         check(!out.valid.ec, "valid: error " + out.valid.ec.message());
@@ -449,11 +451,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             replies.replies.push_back(std::move(*r));
         }
     }
-    const node_status acquired = set_status(replies.take());
+    const std::optional<resp::reply> set_reply = replies.take();
+    const node_status acquired = set_status(set_reply);
     expect_status(out.acquire, acquired, "acquire");
     if (acquired != node_status::ok) {
-        check(acquire ==
-                  (acquired == node_status::taken ? redlock::error::taken : redlock::error::failed),
+        // An error reply that names a misconfiguration (the documented table of server words,
+        // e.g. NOAUTH or READONLY) ends the acquire with misconfigured; any other failure is
+        // failed.
+        const bool misconfigured = set_reply && set_reply->is_error() &&
+                                   !redlock::detail::error_reply_hint(set_reply->text).empty();
+        check(acquire == (acquired == node_status::taken ? redlock::error::taken
+                          : misconfigured                ? redlock::error::misconfigured
+                                                         : redlock::error::failed),
               "acquire: wrong error for the reply: " + show(out.acquire));
         return 0;
     }

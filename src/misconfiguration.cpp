@@ -73,6 +73,15 @@ std::string with_hint(std::string_view reply_text)
 
 bool is_misconfiguration(std::string_view detail) noexcept
 {
+    // A reply quoted in the detail counts only by how it starts: a server's words may hold any
+    // text, the client's own findings below among it.
+    constexpr std::string_view redis_error = "Redis error: ";
+    if (detail.starts_with(redis_error)) {
+        return !hint_at(detail.substr(redis_error.size())).empty();
+    }
+    if (detail.starts_with("unexpected reply")) {
+        return false;
+    }
     // A TLS handshake that the server's TLS refused (a certificate, a protocol version) fails
     // again the same way; one broken off by the connection is reported otherwise (stream.cpp).
     if (detail.find(tls_failed) != std::string_view::npos ||

@@ -133,4 +133,17 @@ BOOST_AUTO_TEST_CASE(a_quorum_is_ruled_out_only_by_enough_misconfigured_nodes)
     BOOST_TEST(!quorum_ruled_out({}));
 }
 
+BOOST_AUTO_TEST_CASE(a_servers_words_count_only_by_how_they_start)
+{
+    // Quoted replies may hold any text, the client's own TLS findings among it.
+    BOOST_TEST(!is_misconfiguration("unexpected reply 'O\xcbTLS handshake failed:e'"));
+    BOOST_TEST(
+        !is_misconfiguration("unexpected reply 'x (a plain URL (redis://) for a TLS port?)'"));
+    BOOST_TEST(!is_misconfiguration("Redis error: ERR TLS handshake failed: no"));
+    BOOST_TEST(!is_misconfiguration("Redis error: ERR said: WRONGPASS"));
+    BOOST_TEST(
+        is_misconfiguration("Redis error: READONLY You can't write against a read only "
+                            "replica. (the node is a replica: list masters)"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
