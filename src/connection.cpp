@@ -235,18 +235,20 @@ void connection::close(const std::string& why)
 
 void connection::master_switched(const server_address& master)
 {
-    node now = endpoint_;
-    now.sentinels.clear();
-    now.host = master.host;
-    now.port = master.port;
+    const std::string now = master_at(endpoint_, master).endpoint();
     if ((state_ != state::connected && state_ != state::connecting) ||
-        (state_ == state::connected && now.endpoint() == reached_)) {
+        (state_ == state::connected && now == reached_)) {
         return;  // nothing open to give up, or already there
     }
     // Whatever the old master still accepts is lost once it turns into a replica.
-    fail_connection("the Sentinels switched the master '" + endpoint_.master_name + "' to " +
-                    now.endpoint());
-    retry_at_ = clock::now();  // the new master is there to be asked: no back-off
+    leave_old_master("the Sentinels switched the master '" + endpoint_.master_name + "' to " + now);
+}
+
+void connection::leave_old_master(const std::string& why)
+{
+    fail_connection(why);
+    // A new master is there to be asked: no back-off.
+    retry_at_ = clock::now();
     backoff_ = settings_.backoff_min;
 }
 
@@ -461,8 +463,7 @@ void connection::deliver(resp::reply reply)
         if (!e.given_up()) {
             complete(e, exec_result{exec_result::outcome::failed, {}, why});
         }
-        fail_connection(why);  // and the requests behind it
-        retry_at_ = clock::now();
+        leave_old_master(why);  // and the requests behind it
         return;
     }
     if (first.is_error() && !warned_misconfigured_) {

@@ -98,10 +98,7 @@ asio::awaitable<std::string> open_master(stream& s, const node& n, bool select_d
         co_return "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name +
             "': " + failures;
     }
-    node server = n;
-    server.sentinels.clear();
-    server.host = master->host;
-    server.port = master->port;
+    const node server = master_at(n, *master);
     reached = server.endpoint();
     if (std::string why =
             co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout);
@@ -142,6 +139,16 @@ asio::awaitable<std::string> open_node(stream& s, const node& n, std::chrono::mi
     co_return co_await within_deadline(
         open_master(s, n, select_db, tls, verify_name, timeout, reached), timeout,
         "finding the master of " + n.endpoint());
+}
+
+node master_at(const node& n, const server_address& a)
+{
+    node server = n;
+    server.sentinels.clear();
+    server.master_name.clear();
+    server.host = a.host;
+    server.port = a.port;
+    return server;
 }
 
 std::optional<server_address> read_master_address(const resp::reply& r, std::string& why)

@@ -154,6 +154,9 @@ class connection : public std::enable_shared_from_this<connection>
     void deliver(resp::reply reply);
     void complete(entry& e, exec_result result);
     void fail_connection(const std::string& why);
+    // For a Sentinel node whose server is no longer its master: fails the socket's requests
+    // with `why`, and the next request asks the Sentinels again at once.
+    void leave_old_master(const std::string& why);
     bool looks_stuck();
     void warn_if_misconfigured(std::string_view reply_text);
 

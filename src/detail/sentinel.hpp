@@ -34,6 +34,10 @@ boost::asio::awaitable<std::string> open_node(stream& s, const node& n,
                                               boost::asio::ssl::context* tls, bool verify_name,
                                               std::string& reached);
 
+/// The server at `a` as the Sentinel node `n` reaches its master there: `n`'s credentials,
+/// database and TLS, no Sentinels. Pure.
+node master_at(const node& n, const server_address& a);
+
 /// Reads a reply to `SENTINEL get-master-addr-by-name`: the master's address, or nullopt
 /// with the reason in `why` (the Sentinel does not know the name, an error, a malformed
 /// reply). Pure.
