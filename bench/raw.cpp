@@ -301,7 +301,7 @@ std::string node_request(const std::string& url, std::initializer_list<std::stri
     asio::co_spawn(
         ns.strand,
         [&]() -> asio::awaitable<void> {
-            r = co_await conn->execute(std::move(cmd), clock::now() + 5s);
+            r = co_await execute(*conn, std::move(cmd), clock::now() + 5s);
             conn->close("request done");
         },
         rethrow);
@@ -401,7 +401,7 @@ raw_latency_figures raw_latency(const std::vector<std::string>& urls, clock::dur
             for (auto& c : r->conns) {
                 rd::command ping;
                 rd::resp::append_command(ping.payload, {"PING"});
-                const auto pong = co_await c->execute(std::move(ping), clock::now() + 5s);
+                const auto pong = co_await execute(*c, std::move(ping), clock::now() + 5s);
                 if (pong.status != rd::exec_result::outcome::replied || pong.reply.is_error()) {
                     throw std::runtime_error(
                         "raw latency: PING to " + c->name() + ": " +

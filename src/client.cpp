@@ -63,7 +63,7 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
         w->released(key, value);
     };
     for (const node& n : cfg.nodes) {
-        connections.push_back(std::make_shared<connection>(strand, n, settings));
+        connections.push_back(make_link(strand, n, settings));
         subscribers.push_back(
             std::make_shared<subscriber>(strand, n, settings, wake_waiters, cfg.key_prefix));
     }
@@ -121,6 +121,13 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
     }
     m->keys = detail::lock_keys(impl_->cfg.key_prefix, std::move(names));
     m->prefix = impl_->cfg.key_prefix;
+    m->in_cluster = std::any_of(impl_->cfg.nodes.begin(), impl_->cfg.nodes.end(),
+                                [](const node& n) { return !n.cluster_seeds.empty(); });
+    if (m->in_cluster) {
+        if (std::string problem = detail::cluster_key_problem(m->shape()); !problem.empty()) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+        }
+    }
     if (opts.reentrant) {
         m->owner = !opts.value.empty() ? opts.value
                    : opts.gen_value    ? opts.gen_value()

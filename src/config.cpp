@@ -2,6 +2,8 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 
+#include "detail/cluster_map.hpp"
+
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
@@ -198,6 +200,19 @@ server_address parse_host_port(std::string_view text, std::string_view url,
     return a;
 }
 
+// "host[:port],host[:port],...": a Sentinel URL's Sentinels or a cluster URL's seeds.
+std::vector<server_address> parse_host_list(std::string_view text, std::string_view url,
+                                            std::uint16_t default_port)
+{
+    std::vector<server_address> list;
+    for (std::size_t from = 0; from <= text.size();) {
+        const auto comma = std::min(text.find(',', from), text.size());
+        list.push_back(parse_host_port(text.substr(from, comma - from), url, default_port));
+        from = comma + 1;
+    }
+    return list;
+}
+
 // The `?db=N` of a unix or Sentinel URL.
 int parse_db_query(std::string_view query, std::string_view url)
 {
@@ -211,18 +226,34 @@ int parse_db_query(std::string_view query, std::string_view url)
 // "[host]:port" for IPv6 hosts, "host:port" otherwise.
 std::string host_port(const std::string& host, std::uint16_t port)
 {
-    const bool ipv6 = host.find(':') != std::string::npos;
-    std::string out;
-    if (ipv6) {
-        out += '[';
+    return detail::address_name(server_address{host, port});
+}
+
+void append_host_list(std::string& out, const std::vector<server_address>& list)
+{
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) {
+            out += ',';
+        }
+        out += host_port(list[i].host, list[i].port);
     }
-    out += host;
-    if (ipv6) {
-        out += ']';
+}
+
+// What is wrong with the addresses of a Sentinel or cluster node (`what` names one of them).
+std::string host_list_problem(const node& n, const std::string& what)
+{
+    for (const auto* list : {&n.sentinels, &n.cluster_seeds}) {
+        for (const server_address& a : *list) {
+            if (std::string why = bad_host(a.host); a.host.empty() || !why.empty()) {
+                return " has a " + what + " with " +
+                       (a.host.empty() ? std::string("no host") : why);
+            }
+            if (a.port == 0) {
+                return " (" + printable(n.endpoint()) + ") has a " + what + " on port 0";
+            }
+        }
     }
-    out += ':';
-    out += std::to_string(port);
-    return out;
+    return {};
 }
 
 }  // namespace
@@ -242,12 +273,14 @@ node node::from_url(std::string_view url)
     }
     std::string_view rest = url.substr(scheme_end + 3);
     const bool sentinel = scheme == "redis-sentinel" || scheme == "rediss-sentinel";
-    if (scheme != "redis" && scheme != "rediss" && scheme != "unix" && !sentinel) {
+    const bool cluster = scheme == "redis-cluster" || scheme == "rediss-cluster";
+    if (scheme != "redis" && scheme != "rediss" && scheme != "unix" && !sentinel && !cluster) {
         reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
                printable(scheme) +
-               "' (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
+               "' (expected redis, rediss, unix, redis-sentinel, rediss-sentinel, redis-cluster "
+               "or rediss-cluster)");
     }
-    n.tls = scheme == "rediss" || scheme == "rediss-sentinel";
+    n.tls = scheme == "rediss" || scheme == "rediss-sentinel" || scheme == "rediss-cluster";
 
     // Split off the query (unix and Sentinel URLs only) and the userinfo.
     std::string_view query;
@@ -274,7 +307,7 @@ node node::from_url(std::string_view url)
         }
         return n;
     }
-    if (!query.empty() && !sentinel) {
+    if (!query.empty() && !sentinel && !cluster) {
         reject("malformed node URL '" + redacted(url) + "': unexpected query '" + printable(query) +
                "' (the database goes in the path, as in redis://host/2)");
     }
@@ -295,11 +328,7 @@ node node::from_url(std::string_view url)
             reject("malformed node URL '" + redacted(url) + "': the master name '" +
                    printable(n.master_name) + "' contains a space or a control character");
         }
-        for (std::size_t from = 0; from <= rest.size();) {
-            const auto comma = std::min(rest.find(',', from), rest.size());
-            n.sentinels.push_back(parse_host_port(rest.substr(from, comma - from), url, 26379));
-            from = comma + 1;
-        }
+        n.sentinels = parse_host_list(rest, url, 26379);
         n.host.clear();
         n.port = 0;
         if (!query.empty()) {
@@ -307,10 +336,21 @@ node node::from_url(std::string_view url)
         }
         return n;
     }
+    if (cluster) {
+        if (!path.empty() || !query.empty()) {
+            reject("malformed node URL '" + redacted(url) +
+                   "': a Redis Cluster has only database 0, so its URL has no path or query");
+        }
+        n.cluster_seeds = parse_host_list(rest, url, 6379);
+        n.host.clear();
+        n.port = 0;
+        return n;
+    }
     if (rest.find(',') != std::string_view::npos) {
         reject("malformed node URL '" + redacted(url) +
                "': a comma in the host (list nodes as separate URLs, "
-               "redis://a:6379,redis://b:6379; only a Sentinel URL lists several hosts)");
+               "redis://a:6379,redis://b:6379; only Sentinel and cluster URLs list several "
+               "hosts)");
     }
     const server_address a = parse_host_port(rest, url, n.port);
     n.host = a.host;
@@ -323,16 +363,16 @@ node node::from_url(std::string_view url)
 
 std::string node::endpoint() const
 {
+    // Appended piece by piece: g++ 12 at -O3 warns falsely (-Wrestrict) about
+    // `const char* + std::string` here.
+    if (!cluster_seeds.empty()) {
+        std::string name = tls ? "rediss-cluster://" : "redis-cluster://";
+        append_host_list(name, cluster_seeds);
+        return name;
+    }
     if (!sentinels.empty()) {
-        // Appended piece by piece: g++ 12 at -O3 warns falsely (-Wrestrict) about
-        // `const char* + std::string` here.
         std::string name = tls ? "rediss-sentinel://" : "redis-sentinel://";
-        for (std::size_t i = 0; i < sentinels.size(); ++i) {
-            if (i > 0) {
-                name += ',';
-            }
-            name += host_port(sentinels[i].host, sentinels[i].port);
-        }
+        append_host_list(name, sentinels);
         name += '/';
         name += master_name;
         return name;
@@ -370,23 +410,25 @@ std::string validate(const config& cfg)
     for (std::size_t i = 0; i < cfg.nodes.size(); ++i) {
         const node& n = cfg.nodes[i];
         std::string where = "config.nodes[" + std::to_string(i) + "]";
-        if (!n.sentinels.empty()) {
-            if (n.master_name.empty()) {
-                return where + " lists Sentinels but no master_name";
-            }
-            for (const server_address& a : n.sentinels) {
-                if (std::string why = bad_host(a.host); a.host.empty() || !why.empty()) {
-                    return where + " has a Sentinel with " +
-                           (a.host.empty() ? std::string("no host") : why);
-                }
-                if (a.port == 0) {
-                    return where + " (" + printable(n.endpoint()) + ") has a Sentinel on port 0";
-                }
-            }
-        } else if (n.unix_path.empty() && n.host.empty()) {
+        if (!n.sentinels.empty() && !n.cluster_seeds.empty()) {
+            return where + " lists both Sentinels and cluster seeds: a node is one or the other";
+        }
+        if (!n.sentinels.empty() && n.master_name.empty()) {
+            return where + " lists Sentinels but no master_name";
+        }
+        if (!n.cluster_seeds.empty() && n.db != 0) {
+            return where + " (" + printable(n.endpoint()) +
+                   ") is a Redis Cluster, which has only database 0";
+        }
+        const bool deployment = !n.sentinels.empty() || !n.cluster_seeds.empty();
+        if (std::string why = host_list_problem(n, !n.sentinels.empty() ? "Sentinel" : "seed");
+            !why.empty()) {
+            return where + why;
+        }
+        if (!deployment && n.unix_path.empty() && n.host.empty()) {
             return where + " has neither a host nor a unix socket path";
         }
-        const bool server = n.sentinels.empty() && n.unix_path.empty();
+        const bool server = !deployment && n.unix_path.empty();
         if (std::string why = bad_host(n.host); server && !why.empty()) {
             return where.append(": ").append(why);
         }

@@ -129,7 +129,7 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
     write_batch();
 }
 
-void connection::gave_up(bool timed_out)
+void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
 {
     ++given_up_;
     if (!timed_out) {
@@ -169,61 +169,6 @@ bool connection::looks_stuck()
     return given_up_prefix_ == in_flight_.size();
 }
 
-namespace {
-
-// One request awaited by `connection::execute`.
-struct single_request final : request_owner
-{
-    single_request(const asio::any_io_executor& ex, command c, clock::time_point deadline)
-        : cmd(std::move(c)), signal(ex, deadline)
-    {
-    }
-    void deliver(std::uint32_t, exec_result r) override
-    {
-        if (abandoned) {
-            return;
-        }
-        result = std::move(r);
-        done = true;
-        signal.cancel();
-    }
-    bool given_up(std::uint32_t) const noexcept override { return abandoned; }
-
-    command cmd;
-    // Expires at the request's deadline; cancelled when the outcome is known.
-    asio::steady_timer signal;
-    bool done = false;
-    bool abandoned = false;
-    exec_result result;
-};
-
-}  // namespace
-
-asio::awaitable<exec_result> connection::execute(command cmd, clock::time_point deadline)
-{
-    auto req = std::make_shared<single_request>(strand_, std::move(cmd), deadline);
-    submit(req, 0, req->cmd);
-    while (!req->done) {
-        auto [ec] = co_await req->signal.async_wait(use_tuple);
-        if (req->done) {
-            break;
-        }
-        auto cs = co_await asio::this_coro::cancellation_state;
-        if (cs.cancelled() != asio::cancellation_type::none) {
-            req->abandoned = true;
-            gave_up(false);
-            co_return exec_result{exec_result::outcome::cancelled, {}, "cancelled"};
-        }
-        if (!ec || clock::now() >= deadline) {
-            req->abandoned = true;
-            gave_up(true);
-            co_return exec_result{
-                exec_result::outcome::timed_out, {}, "no reply before the per-node deadline"};
-        }
-    }
-    co_return std::move(req->result);
-}
-
 void connection::close(const std::string& why)
 {
     fail_connection(why);
@@ -235,7 +180,7 @@ void connection::close(const std::string& why)
 
 void connection::master_switched(const server_address& master)
 {
-    const std::string now = master_at(endpoint_, master).endpoint();
+    const std::string now = node_at(endpoint_, master).endpoint();
     if ((state_ != state::connected && state_ != state::connecting) ||
         (state_ == state::connected && now == reached_)) {
         return;  // nothing open to give up, or already there
@@ -466,7 +411,9 @@ void connection::deliver(resp::reply reply)
         leave_old_master(why);  // and the requests behind it
         return;
     }
-    if (first.is_error() && !warned_misconfigured_) {
+    if (first.is_error() && !warned_misconfigured_ &&
+        !(settings_.cluster_server &&
+          (first.text.starts_with("MOVED ") || first.text.starts_with("ASK ")))) {
         warn_if_misconfigured(first.text);
     }
     if (e.given_up()) {

@@ -66,14 +66,13 @@ class fenced_store_impl
     fenced_store_impl(const asio::any_io_executor& ex, const redlock::config& cfg)
         : executor(ex),
           strand(make_client_strand(ex)),
-          node(std::make_shared<connection>(strand, cfg.nodes.front(),
-                                            make_connection_settings(cfg)))
+          node(make_link(strand, cfg.nodes.front(), make_connection_settings(cfg)))
     {
     }
 
     asio::any_io_executor executor;
     asio::any_io_executor strand;
-    std::shared_ptr<connection> node;
+    std::shared_ptr<node_link> node;
     std::atomic<std::chrono::milliseconds::rep> timeout_ms{1000};
 
     // Runs one fenced script; on success `reply` is the script's answer.
@@ -89,8 +88,8 @@ class fenced_store_impl
         command cmd = value ? script_command(script, sha_of(script), {key},
                                              {token_text, owner, std::string_view(value)})
                             : script_command(script, sha_of(script), {key}, {token_text, owner});
-        exec_result r = co_await node->execute(
-            std::move(cmd), clock::now() + std::chrono::milliseconds(timeout_ms.load()));
+        exec_result r = co_await execute(
+            *node, std::move(cmd), clock::now() + std::chrono::milliseconds(timeout_ms.load()));
         if (cancelled(cs) || r.status == exec_result::outcome::cancelled) {
             co_return asio::error::operation_aborted;
         }

@@ -111,7 +111,7 @@ struct inspect_round final : request_owner
 
     // Stops waiting for the nodes still pending, with `why` as their error; their replies
     // are read and dropped.
-    void give_up(const std::vector<std::shared_ptr<connection>>& nodes, const std::string& why,
+    void give_up(const std::vector<std::shared_ptr<node_link>>& nodes, const std::string& why,
                  bool timed_out)
     {
         for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -119,7 +119,7 @@ struct inspect_round final : request_owner
                 pending[i] = 0;
                 --remaining;
                 states[i].error = why;
-                nodes[i]->gave_up(timed_out);
+                nodes[i]->gave_up(*this, static_cast<std::uint32_t>(i), timed_out);
             }
         }
     }

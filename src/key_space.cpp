@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "detail/key_space.hpp"
 
+#include "detail/key_slot.hpp"
+
 namespace redlock::detail {
 namespace {
 
@@ -30,9 +32,20 @@ std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::str
     return names;
 }
 
-std::string fence_key(std::string_view prefix, std::string_view key)
+std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
-    return beside(prefix, fence_infix, key);
+    std::string name = beside(prefix, fence_infix, key);
+    if (!in_key_slot || key_slot(name) == key_slot(key)) {
+        return name;
+    }
+    // Braces around the whole key make it the tag, so the counter hashes as the key does
+    // when the key has no tag of its own (it has none here: with one in the name or in the
+    // prefix, the name above already shares its slot).
+    name.assign(prefix).append(fence_infix).append("{").append(key).append("}");
+    if (key_slot(name) != key_slot(key)) {
+        return {};
+    }
+    return name;
 }
 
 std::string release_channel(std::string_view prefix, std::string_view key)

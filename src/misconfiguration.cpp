@@ -16,13 +16,14 @@ struct known_reply
 constexpr std::string_view credentials = "wrong user name or password: check the URL's credentials";
 constexpr std::string_view no_password_set =
     "the server has no password set: remove it from the URL";
-constexpr std::string_view cluster_mode = "the node is in cluster mode: list standalone masters";
+constexpr std::string_view cluster_mode =
+    "the server is in cluster mode: list it as redis-cluster://host:port";
 
 // Error replies that mean the node, as configured, can never grant a lock. Left out on
 // purpose, because they pass by themselves: LOADING (a restart), BUSY (a long script),
 // MASTERDOWN (a replica cut off), OOM (keys expire), MISCONF (a failed snapshot that the next
 // one may fix), CLUSTERDOWN (a cluster that regains its slots).
-constexpr std::array<known_reply, 13> known_replies{{
+constexpr std::array<known_reply, 14> known_replies{{
     {"WRONGPASS", credentials},
     {"ERR invalid password", credentials},  // Redis before 6
     {"ERR invalid username-password pair", credentials},
@@ -35,6 +36,8 @@ constexpr std::array<known_reply, 13> known_replies{{
     {"ASK", cluster_mode},
     {"CROSSSLOT", cluster_mode},
     {"ERR SELECT is not allowed in cluster mode", cluster_mode},
+    {"ERR This instance has cluster support disabled",
+     "the server is not in cluster mode: list it as redis://host:port"},
     {"ERR DB index is out of range", "the server has fewer databases than the URL's db number"},
 }};
 

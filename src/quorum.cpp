@@ -38,7 +38,7 @@ enum abandoned_reason : std::size_t {
 struct round_state final : request_owner, std::enable_shared_from_this<round_state>
 {
     round_state(const asio::any_io_executor& ex, round&& r,
-                const std::vector<std::shared_ptr<connection>>& nodes)
+                const std::vector<std::shared_ptr<node_link>>& nodes)
         : cmd(std::move(r.cmd)),
           read(r.read),
           value(std::move(r.value)),
@@ -119,7 +119,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     // Stops waiting for node i at the deadline. Its request stays in the connection's
     // pipeline; its reply is dropped. The connection hears of it: a server that lets every
     // request in flight time out is considered stuck.
-    void time_out(std::size_t i, connection& node)
+    void time_out(std::size_t i, node_link& node)
     {
         node_outcome& o = outcomes[i];
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
@@ -128,7 +128,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         pending[i] = 0;
         --remaining;
         seen.add(o.status);
-        node.gave_up(true);
+        node.gave_up(*this, static_cast<std::uint32_t>(i), true);
     }
 
     // The outcomes as the round's caller sees them now: nodes still pending are abandoned,
@@ -148,20 +148,20 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     }
 
     // Stops waiting for the nodes still pending (their replies are dropped).
-    void abandon(const std::vector<std::shared_ptr<connection>>& nodes)
+    void abandon(const std::vector<std::shared_ptr<node_link>>& nodes)
     {
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             if (pending[i]) {
                 pending[i] = 0;
                 --remaining;
-                nodes[i]->gave_up(false);
+                nodes[i]->gave_up(*this, static_cast<std::uint32_t>(i), false);
             }
         }
     }
 
     // The round's caller has its outcome; the requests still pending go on until they are
     // answered or time out, counted by `background`.
-    void continue_in_background(const std::vector<std::shared_ptr<connection>>& nodes)
+    void continue_in_background(const std::vector<std::shared_ptr<node_link>>& nodes)
     {
         background->begin();
         tail_nodes.assign(nodes.begin(), nodes.end());
@@ -212,7 +212,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     // While the round goes on in the background: the nodes its requests went to. Weak: the
     // connections hold the round while its requests are pending, and a cycle would keep both
     // alive when the io_context is destroyed with the round under way.
-    std::vector<std::weak_ptr<connection>> tail_nodes;
+    std::vector<std::weak_ptr<node_link>> tail_nodes;
 };
 
 }  // namespace
@@ -229,7 +229,7 @@ struct broadcast_owner final : request_owner
 
 }  // namespace
 
-void broadcast(const std::vector<std::shared_ptr<connection>>& nodes, command cmd)
+void broadcast(const std::vector<std::shared_ptr<node_link>>& nodes, command cmd)
 {
     auto owner = std::make_shared<broadcast_owner>();
     owner->cmd = std::move(cmd);
@@ -249,7 +249,7 @@ tally count(const std::vector<node_outcome>& outcomes)
 }
 
 asio::awaitable<std::vector<node_outcome>> run_round(
-    const std::vector<std::shared_ptr<connection>>& nodes, round r)
+    const std::vector<std::shared_ptr<node_link>>& nodes, round r)
 {
     // No coroutine per node: each connection tells the round's state of its reply, and the
     // round's coroutine wakes once the outcome is decided, or at the deadline.

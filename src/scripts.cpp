@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "detail/scripts.hpp"
 
+#include "detail/key_slot.hpp"
 #include "detail/key_space.hpp"
 #include "detail/misconfiguration.hpp"
 
@@ -257,6 +258,9 @@ command script_command(std::string_view text, std::string_view sha,
     resp::append_command(c.payload, "EVALSHA", sha, numkeys, tail);
     resp::append_command(c.fallback, "EVAL", text, numkeys, tail);
     c.script = text.data();
+    if (!keys.empty()) {
+        c.slot = key_slot(keys.front());
+    }
     return c;
 }
 
@@ -282,13 +286,33 @@ std::string script_sha1(std::string_view script)
     return hex;
 }
 
+std::string cluster_key_problem(lock_shape lock)
+{
+    const std::string& first = lock.keys.front();
+    for (const std::string& key : lock.keys) {
+        if (key_slot(key) != key_slot(first)) {
+            return "the keys '" + first + "' (slot " + std::to_string(key_slot(first)) + ") and '" +
+                   key + "' (slot " + std::to_string(key_slot(key)) +
+                   ") of one lock are in different Redis Cluster slots, and one script touches "
+                   "them together: give the names a common hash tag, as in '{order:7}:stock' "
+                   "and '{order:7}:payment'";
+        }
+        if (lock.fencing && fence_key(lock.prefix, key, true).empty()) {
+            return "the key '" + key +
+                   "' holds a '}' outside any hash tag, so no fencing counter can share its Redis "
+                   "Cluster slot: name it without '}', or give it a hash tag";
+        }
+    }
+    return {};
+}
+
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
 {
     const std::string ms = std::to_string(expiry.count());
     if (lock.fencing) {
         std::vector<std::string> keys = lock.keys;
         for (const std::string& key : lock.keys) {
-            keys.push_back(fence_key(lock.prefix, key));
+            keys.push_back(fence_key(lock.prefix, key, lock.in_cluster));
         }
         // validate() refuses fencing on reentrant locks.
         return {script_command(fenced_plain_acquire, keys, {value, ms}), read_fenced_acquire_reply};
@@ -296,6 +320,7 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
+        c.slot = key_slot(lock.keys[0]);
         return {std::move(c), read_acquire_reply};
     }
     return {
@@ -370,7 +395,7 @@ request fence_raise_request(lock_shape lock, std::uint64_t token)
 {
     std::vector<std::string> counters;
     for (const std::string& key : lock.keys) {
-        counters.push_back(fence_key(lock.prefix, key));
+        counters.push_back(fence_key(lock.prefix, key, lock.in_cluster));
     }
     return {script_command(fence_raise, counters, {std::to_string(token)}), read_script_reply};
 }
@@ -380,6 +405,7 @@ request check_request(lock_shape lock, std::string_view value)
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"GET", lock.keys[0]});
+        c.slot = key_slot(lock.keys[0]);
         return {std::move(c), read_get_reply};
     }
     return {script_command(lock.reentrant ? reentrant_check : plain_check, lock.keys, {value}),

@@ -98,7 +98,7 @@ asio::awaitable<std::string> open_master(stream& s, const node& n, bool select_d
         co_return "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name +
             "': " + failures;
     }
-    const node server = master_at(n, *master);
+    const node server = node_at(n, *master);
     reached = server.endpoint();
     if (std::string why =
             co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout);
@@ -132,6 +132,20 @@ asio::awaitable<std::string> open_node(stream& s, const node& n, std::chrono::mi
                                        bool select_db, asio::ssl::context* tls, bool verify_name,
                                        std::string& reached)
 {
+    if (!n.cluster_seeds.empty()) {
+        std::string failures;
+        const auto share = timeout / static_cast<int>(n.cluster_seeds.size());
+        for (const server_address& seed : n.cluster_seeds) {
+            const node server = node_at(n, seed);
+            std::string why = co_await open_stream(s, server, share, false, tls, verify_name);
+            if (why.empty()) {
+                reached = server.endpoint();
+                co_return why;
+            }
+            failures += (failures.empty() ? "" : "; ") + why;
+        }
+        co_return "no seed of " + n.endpoint() + " answered: " + failures;
+    }
     if (n.sentinels.empty()) {
         reached = n.endpoint();
         co_return co_await open_stream(s, n, timeout, select_db, tls, verify_name);
@@ -141,11 +155,12 @@ asio::awaitable<std::string> open_node(stream& s, const node& n, std::chrono::mi
         "finding the master of " + n.endpoint());
 }
 
-node master_at(const node& n, const server_address& a)
+node node_at(const node& n, const server_address& a)
 {
     node server = n;
     server.sentinels.clear();
     server.master_name.clear();
+    server.cluster_seeds.clear();
     server.host = a.host;
     server.port = a.port;
     return server;

@@ -91,7 +91,7 @@ waiter* waiter_queue::wake_first_pausing(queue& q)
 }
 
 waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
-                               const std::vector<std::shared_ptr<connection>>* hold_writes_of,
+                               const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
                                std::chrono::steady_clock::time_point now,
                                std::chrono::steady_clock::duration max_run)
 {

@@ -20,8 +20,8 @@ struct server_address
     std::uint16_t port = 0;
 };
 
-/// One Redlock node: a Redis server (a TCP host and port, or a unix socket path), or the
-/// master that a set of Sentinels names; with its credentials.
+/// One Redlock node: a Redis server (a TCP host and port, or a unix socket path), the master
+/// that a set of Sentinels names, or a whole Redis Cluster; with its credentials.
 struct node
 {
     /// Host name or IP address (TCP); empty when `unix_path` is set.
@@ -47,18 +47,27 @@ struct node
     std::vector<server_address> sentinels;
     /// The name the Sentinels know the master by (their `sentinel monitor NAME ...`).
     std::string master_name;
+    /// Non-empty for a node that is a whole Redis Cluster (`redis-cluster://`), reached
+    /// through these seeds; `host`, `port`, `unix_path` and `db` are then not used. The client
+    /// learns the slot map from the first seed that answers CLUSTER SLOTS, keeps one pipelined
+    /// connection per master, sends each request to the master of its keys' slot, follows
+    /// MOVED and ASK redirections, and learns the map again after a redirection or a failed
+    /// master. The credentials and TLS apply to every server of the cluster.
+    std::vector<server_address> cluster_seeds;
 
     /// Parses `redis://[[user]:password@]host[:port][/db]`, `rediss://...` (TLS),
     /// `unix://[[user]:password@]/path/to/socket[?db=N]` and
     /// `redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER_NAME[?db=N]`
-    /// (Sentinels listen on 26379 unless a port is given; `rediss-sentinel://` for TLS). IPv6
+    /// (Sentinels listen on 26379 unless a port is given; `rediss-sentinel://` for TLS) and
+    /// `redis-cluster://[[user]:password@]host[:port][,host[:port]...]` (the seeds of a Redis
+    /// Cluster, 6379 unless a port is given; `rediss-cluster://` for TLS). IPv6
     /// hosts go in brackets. Throws `boost::system::system_error` with
     /// `error::invalid_argument` and a message naming what is wrong (the password is never
     /// repeated in it).
     static node from_url(std::string_view url);
 
-    /// "host:port", "unix:/path" or "redis-sentinel://host:port,.../MASTER_NAME": how the node
-    /// is named in reports; no credentials.
+    /// "host:port", "unix:/path", "redis-sentinel://host:port,.../MASTER_NAME" or
+    /// "redis-cluster://host:port,...": how the node is named in reports; no credentials.
     std::string endpoint() const;
 };
 

@@ -31,7 +31,7 @@ class client_impl
     boost::asio::any_io_executor strand;
     redlock::config cfg;
     /// One pipelined connection per node, in the order of `cfg.nodes`.
-    std::vector<std::shared_ptr<connection>> connections;
+    std::vector<std::shared_ptr<node_link>> connections;
     /// The acquires waiting to retry, by key (wake-ups and hand-offs); on the strand.
     std::shared_ptr<waiter_queue> waiters = std::make_shared<waiter_queue>();
     /// One pub/sub connection per node, for wake-ups; they connect only when needed.

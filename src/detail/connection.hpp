@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
 #pragma once
 
-// The node layer: one pipelined connection to one Redis server, shared by every lock of a
-// client. All members run on the client's strand.
+// The node layer: one pipelined connection to one Redis server (or to the master a set of
+// Sentinels names), shared by every lock of a client. All members run on the client's strand.
 
 #include <redlock/config.hpp>
 #include <redlock/node.hpp>
 #include <redlock/observability.hpp>
 
+#include "detail/node_link.hpp"
 #include "detail/resp.hpp"
 #include "detail/stream.hpp"
 #include "detail/validity.hpp"
@@ -27,30 +28,6 @@
 
 namespace redlock::detail {
 
-/// A command as it goes on the wire, and for EVALSHA the EVAL to send instead when the
-/// server answers NOSCRIPT (its script cache was flushed, or it restarted).
-struct command
-{
-    std::string payload;
-    std::string fallback;
-    /// For EVALSHA: which script it runs (the address of its text, which lives as long as
-    /// the program), so that a connection sends each script's text once per socket.
-    const void* script = nullptr;
-    /// How many replies the payload's commands get, one per command (an acquire followed by
-    /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
-    std::uint8_t replies = 1;
-};
-
-/// What one request to one node came to.
-struct exec_result
-{
-    enum class outcome { replied, timed_out, failed, cancelled };
-    outcome status = outcome::failed;
-    resp::reply reply;
-    /// For timed_out and failed: what happened, for the per-node report.
-    std::string detail;
-};
-
 struct connection_settings
 {
     std::chrono::milliseconds connect_timeout{1000};
@@ -60,72 +37,50 @@ struct connection_settings
     /// For `rediss://` nodes; null when no node uses TLS.
     std::shared_ptr<boost::asio::ssl::context> tls;
     bool verify_name = true;
+    /// The connection is to a server of a Redis Cluster, whose redirections are followed.
+    bool cluster_server = false;
 };
 
 /// The settings of `cfg` for its connections. Throws `system_error` (invalid_argument) when
 /// a node uses TLS and the certificates in `cfg.tls` cannot be loaded.
 connection_settings make_connection_settings(const redlock::config& cfg);
 
-/// Whoever waits for requests' outcomes (a quorum round, one `execute`): told each outcome on
-/// the strand. A connection keeps its owner alive while it has requests of the owner queued
-/// or in flight, so that the command it sends stays valid.
-class request_owner
-{
-  public:
-    virtual ~request_owner() = default;
-    /// The outcome of request `index`: replied or failed. Called at most once per request,
-    /// and not once the owner has given the request up.
-    virtual void deliver(std::uint32_t index, exec_result result) = 0;
-    /// True once the owner no longer wants request `index`'s outcome (deadline, early stop,
-    /// cancellation). Its reply is then read and dropped.
-    virtual bool given_up(std::uint32_t index) const noexcept = 0;
-};
-
 class sentinel_watch;
 
-class connection : public std::enable_shared_from_this<connection>
+/// A link to one Redis server: requests are written in order on one socket, their replies
+/// matched in order.
+class connection final : public node_link, public std::enable_shared_from_this<connection>
 {
   public:
     connection(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
-    ~connection();
+    ~connection() override;
 
-    /// The node as reports name it.
-    const std::string& name() const noexcept { return name_; }
+    const std::string& name() const noexcept override { return name_; }
 
-    /// Queues `cmd` (which `owner` keeps alive) as request `index` of `owner`; its outcome
-    /// goes to `owner->deliver` (perhaps before `submit` returns, when the node is known to
-    /// be down). It is written at once, or, while a write is under way, with everything
-    /// queued meanwhile in the next one. Connects on demand. On the strand only.
-    void submit(std::shared_ptr<request_owner> owner, std::uint32_t index, const command& cmd);
+    /// Writes at once, or, while a write is under way, with everything queued meanwhile in
+    /// the next one.
+    void submit(std::shared_ptr<request_owner> owner, std::uint32_t index,
+                const command& cmd) override;
 
-    /// The owner of a request submitted here gave it up (after marking it given up):
-    /// counted; when `timed_out` and every request in flight has been given up, the server
+    /// Counted; when `timed_out` and every request in flight has been given up, the server
     /// is considered stuck and the socket is closed, at the end of the strand's current turn
-    /// unless a request that is wanted was queued meanwhile. On the strand only.
-    void gave_up(bool timed_out);
+    /// unless a request that is wanted was queued meanwhile.
+    void gave_up(const request_owner& owner, std::uint32_t index, bool timed_out) override;
 
-    /// Sends `cmd` and waits for its reply until `deadline`, or until the awaiting
-    /// coroutine is cancelled. A request that is given up on stays in the pipeline so that
-    /// its reply is read and dropped, never matched to a later request. Connects on demand.
-    /// Must be awaited on the strand.
-    boost::asio::awaitable<exec_result> execute(command cmd, clock::time_point deadline);
+    void hold_writes() noexcept override { ++writes_held_; }
+    void resume_writes() override;
 
-    /// Holds back writes until as many `resume_writes` calls: requests submitted meanwhile
-    /// are queued and go out together. A hand-off holds them so that the release and the
-    /// next owner's attempt reach the server in one write. On the strand only.
-    void hold_writes() noexcept { ++writes_held_; }
-    void resume_writes();
+    void close(const std::string& why) override;
 
-    /// Fails every pending request with `why` and refuses new ones.
-    void close(const std::string& why);
+    /// Whether the last connect succeeded and the socket has not been given up since.
+    bool connected() const noexcept { return state_ == state::connected; }
 
     /// For a Sentinel node: the Sentinels announced `master` as the node's master. Unless
     /// that is the server connected to, the socket is given up (its requests fail) and the
     /// next request connects again at once. On the strand only.
     void master_switched(const server_address& master);
 
-    /// The counters so far; safe from any thread.
-    node_counters counters() const;
+    node_counters counters() const override;
 
   private:
     struct entry

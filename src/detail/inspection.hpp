@@ -6,7 +6,7 @@
 
 #include <redlock/inspect.hpp>
 
-#include "detail/connection.hpp"
+#include "detail/node_link.hpp"
 #include "detail/resp.hpp"
 
 #include <string_view>

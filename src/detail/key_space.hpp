@@ -6,7 +6,8 @@
 // N is the key prefix + N; its counter is prefix + "redlock:fence:" + N and its channel
 // prefix + "redlock:released:" + N, so that one prefix (an ACL pattern `~prefix*`
 // `&prefix*`, a SCAN MATCH) covers everything a client touches. With an empty prefix the
-// names are those of earlier versions.
+// names are those of earlier versions. On a Redis Cluster the counter must share the lock
+// key's slot; see fence_key.
 
 #include <optional>
 #include <string>
@@ -19,7 +20,11 @@ namespace redlock::detail {
 std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::string> names);
 
 /// The fencing counter beside lock key `key` (one of `lock_keys(prefix, ...)`); no TTL.
-std::string fence_key(std::string_view prefix, std::string_view key);
+/// With `in_key_slot` (a client with a Redis Cluster node) it hashes to `key`'s cluster slot,
+/// so that one script can touch both: prefix + "redlock:fence:" + N when that already does
+/// (N holds a hash tag, or the prefix does), otherwise prefix + "redlock:fence:{" + `key` +
+/// "}". Empty when neither does (`key` holds a '}' outside any hash tag).
+std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
 
 /// The channel a release of lock key `key` is announced on.
 std::string release_channel(std::string_view prefix, std::string_view key);

@@ -33,6 +33,8 @@ struct mutex_state
     std::vector<std::string> keys;
     /// config::key_prefix, in the client's config.
     std::string_view prefix;
+    /// The client has a Redis Cluster node (`lock_shape::in_cluster`).
+    bool in_cluster = false;
     /// The names joined by ", ", for accessors; empty for a single key without a prefix, whose
     /// name is the key itself (see `display_name`).
     std::string name;
@@ -40,7 +42,7 @@ struct mutex_state
     /// For a reentrant lock, the owner value every acquisition through this mutex uses.
     std::string owner;
 
-    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing, prefix}; }
+    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing, prefix, in_cluster}; }
     const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 
     void set_report(const report& r) { last.set(r); }

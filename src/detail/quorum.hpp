@@ -6,7 +6,7 @@
 #include <redlock/report.hpp>
 
 #include "detail/background_work.hpp"
-#include "detail/connection.hpp"
+#include "detail/node_link.hpp"
 #include "detail/scripts.hpp"
 #include "detail/tally.hpp"
 #include "detail/write_hold.hpp"
@@ -62,7 +62,7 @@ struct round
 /// node, yet the client must not shut down before its deletes are done. Must be awaited on
 /// the strand the connections run on.
 boost::asio::awaitable<std::vector<node_outcome>> run_round(
-    const std::vector<std::shared_ptr<connection>>& nodes, round r);
+    const std::vector<std::shared_ptr<node_link>>& nodes, round r);
 
 /// Why a round reported a node as abandoned: the round's outcome was decided without it,
 /// the awaiting coroutine was cancelled, or the round completed with its request still
@@ -76,7 +76,7 @@ inline constexpr std::array<std::string_view, 4> abandoned_details{
 
 /// Sends `cmd` to every node without waiting for replies (the client publishing a release's
 /// message itself).
-void broadcast(const std::vector<std::shared_ptr<connection>>& nodes, command cmd);
+void broadcast(const std::vector<std::shared_ptr<node_link>>& nodes, command cmd);
 
 /// Counts outcomes.
 tally count(const std::vector<node_outcome>& outcomes);

@@ -14,7 +14,7 @@
 
 #include <redlock/report.hpp>
 
-#include "detail/connection.hpp"
+#include "detail/node_link.hpp"
 #include "detail/resp.hpp"
 
 #include <chrono>
@@ -39,7 +39,13 @@ struct lock_shape
     bool fencing = false;
     /// config::key_prefix, which `keys` begin with (key_space.hpp).
     std::string_view prefix{};
+    /// The client has a Redis Cluster node: helper keys go in their lock key's slot.
+    bool in_cluster = false;
 };
+
+/// Why `lock` cannot be taken on a Redis Cluster node, empty when it can: one script touches
+/// all its keys (and their fencing counters) at once, so they must share a hash slot. Pure.
+std::string cluster_key_problem(lock_shape lock);
 
 /// A command with the function that reads each node's reply to it.
 struct request

@@ -26,17 +26,19 @@
 namespace redlock::detail {
 
 /// Opens `s` to where `n`'s requests go, within `timeout` in all: `n` itself (as
-/// `open_stream`), or for a Sentinel node the master its Sentinels name now, asked in order,
-/// after which ROLE must say "master". `reached` gets the server's "host:port". Returns an
-/// error message naming the node and the cause (never the password), empty on success.
+/// `open_stream`), for a Sentinel node the master its Sentinels name now, asked in order,
+/// after which ROLE must say "master", and for a cluster node the first of its seeds that
+/// answers (for pub/sub: any server of a cluster hears every PUBLISH). `reached` gets the server's
+/// "host:port". Returns an error message naming the node and the cause (never the password), empty
+/// on success.
 boost::asio::awaitable<std::string> open_node(stream& s, const node& n,
                                               std::chrono::milliseconds timeout, bool select_db,
                                               boost::asio::ssl::context* tls, bool verify_name,
                                               std::string& reached);
 
-/// The server at `a` as the Sentinel node `n` reaches its master there: `n`'s credentials,
-/// database and TLS, no Sentinels. Pure.
-node master_at(const node& n, const server_address& a);
+/// The server at `a` as the Sentinel or cluster node `n` reaches it (its master, one of its
+/// masters or seeds): `n`'s credentials, database and TLS, no Sentinels or seeds. Pure.
+node node_at(const node& n, const server_address& a);
 
 /// Reads a reply to `SENTINEL get-master-addr-by-name`: the master's address, or nullopt
 /// with the reason in `why` (the Sentinel does not know the name, an error, a malformed

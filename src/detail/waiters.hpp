@@ -102,7 +102,7 @@ class waiter_queue
     /// release wakes it first, and new acquires join the line meanwhile (`ours`).
     waiter* hand_off(
         std::string_view key, std::string_view value,
-        const std::vector<std::shared_ptr<connection>>* hold_writes_of,
+        const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
         std::chrono::steady_clock::time_point now = {},
         std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
     /// A node said that `key`, held as `value`, was released. Each node of the lock sends

@@ -4,7 +4,7 @@
 // Holding back the writes of every node, so that the requests of two rounds reach each node
 // in one write, back to back.
 
-#include "detail/connection.hpp"
+#include "detail/node_link.hpp"
 
 #include <memory>
 #include <utility>
@@ -24,7 +24,7 @@ class write_hold
     /// Holds nothing.
     write_hold() = default;
     /// Holds the writes of `nodes` from now on.
-    explicit write_hold(std::vector<std::shared_ptr<connection>> nodes) : nodes_(std::move(nodes))
+    explicit write_hold(std::vector<std::shared_ptr<node_link>> nodes) : nodes_(std::move(nodes))
     {
         for (const auto& node : nodes_) {
             node->hold_writes();
@@ -63,7 +63,7 @@ class write_hold
     }
 
   private:
-    std::vector<std::shared_ptr<connection>> nodes_;
+    std::vector<std::shared_ptr<node_link>> nodes_;
     bool held_ = false;
 };
 

@@ -118,6 +118,45 @@ BOOST_AUTO_TEST_CASE(a_sentinel_url_names_its_sentinels_and_master)
     BOOST_TEST(redlock::validate(redlock::config{.nodes = {n}}) == "");
 }
 
+BOOST_AUTO_TEST_CASE(a_cluster_url_lists_its_seeds)
+{
+    const node n = node::from_url("redis-cluster://app:s3cr3t@10.0.0.1:7000,10.0.0.2,[::1]:7002");
+    BOOST_TEST_REQUIRE(n.cluster_seeds.size() == 3u);
+    BOOST_TEST(n.cluster_seeds[0].host == "10.0.0.1");
+    BOOST_TEST(n.cluster_seeds[0].port == 7000);
+    BOOST_TEST(n.cluster_seeds[1].port == 6379);  // Redis's default port
+    BOOST_TEST(n.cluster_seeds[2].host == "::1");
+    BOOST_TEST(n.username == "app");
+    BOOST_TEST(n.password == "s3cr3t");
+    BOOST_TEST(!n.tls);
+    BOOST_TEST(n.sentinels.empty());
+    BOOST_TEST(n.endpoint() == "redis-cluster://10.0.0.1:7000,10.0.0.2:6379,[::1]:7002");
+    BOOST_TEST(node::from_url("rediss-cluster://h:7000").tls);
+    BOOST_TEST(node::from_url("REDIS-CLUSTER://h:7000/").cluster_seeds.size() == 1u);
+    const config cfg = config::from_urls({"redis-cluster://127.0.0.1:7000"});
+    BOOST_TEST(cfg.nodes.size() == 1u);  // one deployment, one node of the quorum
+    BOOST_TEST(validate(cfg).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_cluster_url_with_a_database_or_bad_seeds_is_rejected)
+{
+    BOOST_TEST(contains(rejection("redis-cluster://a:7000/2"), "only database 0"));
+    BOOST_TEST(contains(rejection("redis-cluster://a:7000?db=1"), "only database 0"));
+    BOOST_TEST(contains(rejection("redis-cluster://a,,b"), "missing host"));
+    BOOST_TEST(contains(rejection("redis-cluster://a:0"), "port"));
+    BOOST_TEST(contains(rejection("redis-clustr://a:7000"), "redis-cluster"));
+    config cfg = config::from_urls({"redis-cluster://a:7000"});
+    cfg.nodes[0].db = 3;
+    BOOST_TEST(contains(validate(cfg), "only database 0"));
+    cfg.nodes[0].db = 0;
+    cfg.nodes[0].sentinels.push_back({"s", 26379});
+    cfg.nodes[0].master_name = "m";
+    BOOST_TEST(contains(validate(cfg), "both Sentinels and cluster seeds"));
+    cfg = config::from_urls({"redis-cluster://a:7000"});
+    cfg.nodes[0].cluster_seeds.push_back({"", 7001});
+    BOOST_TEST(contains(validate(cfg), "seed with no host"));
+}
+
 BOOST_AUTO_TEST_CASE(a_sentinel_url_without_a_master_name_or_with_bad_hosts_is_rejected)
 {
     BOOST_TEST(contains(rejection("redis-sentinel://127.0.0.1:26379"), "names the master"));
@@ -128,7 +167,7 @@ BOOST_AUTO_TEST_CASE(a_sentinel_url_without_a_master_name_or_with_bad_hosts_is_r
     BOOST_TEST(contains(rejection("redis-sentinel://a/m%0a"), "master name"));
     // Sentinels announce failovers as space-separated words.
     BOOST_TEST(contains(rejection("redis-sentinel://a/my%20master"), "master name"));
-    // Only a Sentinel URL lists several hosts.
+    // Only Sentinel and cluster URLs list several hosts.
     BOOST_TEST(contains(rejection("redis://a:1,b:2"), "a comma in the host"));
     node n = node::from_url("redis-sentinel://a/m");
     n.master_name.clear();

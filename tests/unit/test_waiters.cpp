@@ -23,7 +23,7 @@ struct three_waiters
     std::vector<int> woken;  // indices, in the order their pauses ended
     waiter_queue queue;
     // The nodes whose writes a hand-off holds: none here, the hold is only passed around.
-    const std::vector<std::shared_ptr<connection>> no_nodes;
+    const std::vector<std::shared_ptr<node_link>> no_nodes;
 
     three_waiters()
     {
