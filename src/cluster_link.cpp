@@ -2,6 +2,7 @@
 #include "detail/cluster_link.hpp"
 
 #include "detail/key_slot.hpp"
+#include "detail/misconfiguration.hpp"
 #include "detail/sentinel.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -96,8 +97,11 @@ void cluster_link::submit(std::shared_ptr<request_owner> owner, std::uint32_t in
     r->owner = std::move(owner);
     r->index = index;
     r->cmd = &cmd;
-    if (live_.size() > 64) {
+    // Requests that ended without passing through here (refused at once) leave expired
+    // entries: swept whenever the map has doubled since the last sweep.
+    if (live_.size() >= sweep_at_) {
         std::erase_if(live_, [](const auto& entry) { return entry.second.expired(); });
+        sweep_at_ = std::max<std::size_t>(64, 2 * live_.size());
     }
     live_[{r->owner.get(), index}] = r;
     route(r);
@@ -317,7 +321,7 @@ asio::awaitable<std::string> cluster_link::ask_for_map(std::size_t source)
     std::string why;
     auto map = read_slot_map(r.reply, servers_[source].where, why);
     if (!map) {
-        co_return "CLUSTER SLOTS on " + servers_[source].address + ": " + why;
+        co_return "CLUSTER SLOTS on " + servers_[source].address + ": " + with_hint(why);
     }
     apply(*map);
     co_return std::string();

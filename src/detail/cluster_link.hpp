@@ -83,6 +83,7 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     std::string last_error_;
     /// Requests on their way, by owner and index, for `gave_up`.
     std::map<std::pair<const request_owner*, std::uint32_t>, std::weak_ptr<routed>> live_;
+    std::size_t sweep_at_ = 64;
     unsigned writes_held_ = 0;
     bool closed_ = false;
 };

@@ -34,6 +34,10 @@ class redis_server
     static std::unique_ptr<redis_server> sentinel(const std::string& name,
                                                   std::uint16_t master_port, int quorum,
                                                   std::chrono::milliseconds down_after);
+    // A cluster-enabled server, not yet part of any cluster (see cluster_deployment), on a port
+    // P <= 55535 whose cluster bus port P+10000 was free too. nodes.conf lives in its dir, so
+    // restart() keeps the node's identity. extra_args go last, as above.
+    static std::unique_ptr<redis_server> cluster_node(std::vector<std::string> extra_args = {});
     ~redis_server();
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
@@ -56,6 +60,11 @@ class redis_server
         std::string text;
     };
     explicit redis_server(sentinel_config config);
+    struct cluster_config
+    {
+        std::vector<std::string> extra_args;
+    };
+    explicit redis_server(cluster_config config);
     void start_on_a_free_port();
     bool start();  // false if the port was taken; throws on any other failure
 
@@ -67,6 +76,7 @@ class redis_server
     bool paused_ = false;
     // For a Sentinel: the config file's first text (Sentinel rewrites the file as it runs).
     std::string sentinel_config_;
+    bool cluster_bus_ = false;  // the port must leave room for a free bus port at +10000
 };
 
 class redis_cluster
@@ -84,6 +94,65 @@ class redis_cluster
 
   private:
     std::vector<std::unique_ptr<redis_server>> nodes_;
+};
+
+// A real Redis Cluster: `masters` masters, each with `replicas_per_master` replicas, created
+// with `redis-cli --cluster create ... --cluster-replicas R --cluster-yes` (which refuses fewer
+// than 3 masters: then with the same steps by hand, to the same layout). Server i < masters
+// is a master holding an even share of the slots in creation order (master 0 has slot 0);
+// replica j of master m is server masters + m * replicas_per_master + j (redis-cli shuffles
+// replicas among masters at random; the constructor moves them back). The constructor
+// returns once every node reports cluster_state:ok, all agree on the slot owners and every
+// replica's link to its master is up; it throws std::runtime_error with the details otherwise.
+// "Running" below means running() and not paused(): a stopped server cannot be asked anything.
+class cluster_deployment
+{
+  public:
+    // extra_args go to every server, last (see redis_server::cluster_node).
+    explicit cluster_deployment(std::size_t masters, std::size_t replicas_per_master = 0,
+                                std::vector<std::string> extra_args = {});
+
+    std::size_t size() const { return nodes_.size(); }  // all servers, masters first
+    redis_server& operator[](std::size_t i) { return *nodes_.at(i); }
+    const redis_server& operator[](std::size_t i) const { return *nodes_.at(i); }
+    // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,..." with every server as a seed.
+    std::string url() const;
+    // CLUSTER MYID of server i, read at creation (nodes.conf keeps it across restarts).
+    std::string node_id(std::size_t i) const { return ids_.at(i); }
+
+    // CLUSTER KEYSLOT computed here: CRC16-XMODEM mod 16384 of the key, or of the text between
+    // the first '{' and the next '}' when that text is not empty.
+    static std::uint16_t slot_of(std::string_view key);
+    // The server that owns `slot` according to CLUSTER SLOTS on the first running server;
+    // nullopt if no server of this deployment owns it there. Throws if none is running.
+    std::optional<std::size_t> owner_of_slot(std::uint16_t slot) const;
+
+    // Moving a slot by hand, in steps a test can interleave with its own commands. In between,
+    // keys already moved answer ASK on `from`; afterwards every master answers MOVED.
+    // CLUSTER SETSLOT IMPORTING on `to`, then MIGRATING on `from`.
+    void begin_slot_migration(std::uint16_t slot, std::size_t from, std::size_t to);
+    // MIGRATE every key of the slot from `from` to `to`, 100 keys per call, until
+    // CLUSTER GETKEYSINSLOT on `from` is empty. A key already on `to` is an error (BUSYKEY).
+    void migrate_keys(std::uint16_t slot, std::size_t from, std::size_t to);
+    // CLUSTER SETSLOT NODE <to's id> on `to`, then on every other running master; returns once
+    // every running master reports `to` as the owner (bounded, 15 s).
+    void finish_slot_migration(std::uint16_t slot, std::size_t to);
+
+    // After a test killed a master: CLUSTER FAILOVER TAKEOVER on its `replica`, then waits until
+    // every running server reports cluster_state:ok and the replica as the owner of the old
+    // master's slots (bounded, 15 s). Throws std::runtime_error otherwise.
+    void promote_after_master_killed(std::size_t replica);
+
+    // FLUSHALL on every running master (replicas follow). Throws std::logic_error on a paused
+    // server rather than silently leaving keys behind.
+    void flushall();
+    // Blocks until every running server reports cluster_state:ok and all report the same slot
+    // owners; throws std::runtime_error with the last disagreement after 15 s.
+    void wait_until_ok();
+
+  private:
+    std::vector<std::unique_ptr<redis_server>> nodes_;
+    std::vector<std::string> ids_;
 };
 
 // Blocking one-shot helpers (new connection per call, 1 s connect and reply timeouts).

@@ -176,3 +176,146 @@ BOOST_AUTO_TEST_CASE(bad_arguments_report_the_log)
     BOOST_TEST(contains(msg, "Bad directive"));
     BOOST_TEST((steady::now() - t0 < 2s));
 }
+
+BOOST_AUTO_TEST_CASE(cluster_deployment_slots_and_migration)
+{
+    const auto t0 = steady::now();
+    cluster_deployment c(3);
+    BOOST_TEST_MESSAGE("3-master cluster ready after " << (steady::now() - t0) / 1ms << " ms");
+    BOOST_TEST(c.size() == 3u);
+    std::string url = "redis-cluster://";
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(c[i].port());
+        BOOST_TEST(c[i].port() <= 55535);
+        BOOST_TEST(contains(redis_command(c[i].port(), {"CLUSTER", "INFO"}), "cluster_state:ok"));
+        BOOST_TEST(c.node_id(i).size() == 40u);
+        ids.insert(c.node_id(i));
+    }
+    BOOST_TEST(c.url() == url);
+    BOOST_TEST(ids.size() == 3u);
+
+    // The local CRC16 against the server's own CLUSTER KEYSLOT, hash-tag corner cases included.
+    BOOST_TEST(cluster_deployment::slot_of("foo") == 12182);
+    for (const std::string key :
+         {"foo", "bar", "", "{user1000}.following", "{user1000}.followers", "a{}b", "{}", "{a",
+          "a}b{c}", "{{x}}", "x{y}{z}", "\xff\x00\x80"}) {
+        BOOST_TEST(std::to_string(cluster_deployment::slot_of(key)) ==
+                       redis_command(c[0].port(), {"CLUSTER", "KEYSLOT", key}),
+                   "key '" << key << "'");
+    }
+    BOOST_TEST(cluster_deployment::slot_of("{user1000}.following") ==
+               cluster_deployment::slot_of("user1000"));
+    BOOST_TEST(cluster_deployment::slot_of("a{}b") != cluster_deployment::slot_of("ab"));
+
+    // redis-cli splits the slots evenly in creation order.
+    BOOST_TEST(c.owner_of_slot(0).value_or(99) == 0u);
+    BOOST_TEST(c.owner_of_slot(16383).value_or(99) == 2u);
+    const auto slot = cluster_deployment::slot_of("foo");
+    const auto from = c.owner_of_slot(slot).value();
+    const auto to = (from + 1) % c.size();
+    BOOST_TEST(from == 2u);
+    // More keys than one MIGRATE batch, all in foo's slot.
+    BOOST_TEST(redis_command(c[from].port(), {"SET", "foo", "bar"}) == "OK");
+    for (int i = 0; i < 250; ++i)
+        redis_set(c[from].port(), "{foo}" + std::to_string(i), "v");
+    BOOST_TEST(contains(redis_command(c[to].port(), {"GET", "foo"}), "MOVED 12182 "));
+
+    // A wrong step surfaces the server's error instead of passing silently.
+    const auto wrong = error_of([&] { c.begin_slot_migration(slot, to, from); });
+    BOOST_TEST_MESSAGE("wrong migration: " << wrong);
+    BOOST_TEST(contains(wrong, "already the owner"));
+
+    const auto m0 = steady::now();
+    c.begin_slot_migration(slot, from, to);
+    BOOST_TEST(redis_command(c[from].port(), {"GET", "foo"}) == "bar");  // not moved yet
+    c.migrate_keys(slot, from, to);
+    BOOST_TEST(redis_command(c[from].port(), {"GET", "foo"}) ==
+               "ASK 12182 127.0.0.1:" + std::to_string(c[to].port()));
+    c.finish_slot_migration(slot, to);
+    BOOST_TEST_MESSAGE("slot migration of 251 keys: " << (steady::now() - m0) / 1ms << " ms");
+    BOOST_TEST(c.owner_of_slot(slot).value_or(99) == to);
+    BOOST_TEST(redis_command(c[to].port(), {"GET", "foo"}) == "bar");
+    BOOST_TEST(redis_command(c[to].port(), {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) ==
+               "251");
+    BOOST_TEST(contains(redis_command(c[from].port(), {"GET", "foo"}),
+                        "MOVED 12182 127.0.0.1:" + std::to_string(c[to].port())));
+    c.wait_until_ok();
+
+    c.flushall();
+    BOOST_TEST(redis_command(c[to].port(), {"DBSIZE"}) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(cluster_deployment_replica_takeover)
+{
+    const auto t0 = steady::now();
+    cluster_deployment c(1, 1);
+    BOOST_TEST_MESSAGE("1+1 cluster ready after " << (steady::now() - t0) / 1ms << " ms");
+    BOOST_TEST(c.size() == 2u);
+    BOOST_TEST(contains(redis_command(c[1].port(), {"ROLE"}),
+                        "slave 127.0.0.1 " + std::to_string(c[0].port())));
+    BOOST_TEST(c.owner_of_slot(0).value_or(99) == 0u);
+    BOOST_TEST(redis_command(c[0].port(), {"SET", "foo", "bar"}) == "OK");
+    // Not WAIT: each redis_command is a new connection, whose WAIT has no write to wait for.
+    // DBSIZE is keyless, so the replica answers it instead of redirecting.
+    BOOST_TEST(eventually([&] { return redis_command(c[1].port(), {"DBSIZE"}) == "1"; }));
+    BOOST_CHECK_THROW(c.promote_after_master_killed(0), std::runtime_error);  // no replica
+
+    const auto old_id = c.node_id(0);
+    c[0].kill();
+    const auto p0 = steady::now();
+    c.promote_after_master_killed(1);
+    BOOST_TEST_MESSAGE("takeover: " << (steady::now() - p0) / 1ms << " ms");
+    BOOST_TEST(c.owner_of_slot(0).value_or(99) == 1u);
+    BOOST_TEST(c.owner_of_slot(16383).value_or(99) == 1u);
+    BOOST_TEST(contains(redis_command(c[1].port(), {"ROLE"}), "master"));
+    BOOST_TEST(redis_command(c[1].port(), {"GET", "foo"}) == "bar");
+    BOOST_TEST(redis_command(c[1].port(), {"SET", "foo", "baz"}) == "OK");
+
+    // The old master comes back with its identity (nodes.conf) and follows the new one.
+    const auto r0 = steady::now();
+    c[0].restart();
+    BOOST_TEST(redis_command(c[0].port(), {"CLUSTER", "MYID"}) == old_id);
+    BOOST_TEST(eventually(
+        [&] {
+            return contains(redis_command(c[0].port(), {"ROLE"}),
+                            "slave 127.0.0.1 " + std::to_string(c[1].port()));
+        },
+        10s));
+    c.wait_until_ok();
+    BOOST_TEST_MESSAGE("old master rejoined as replica: " << (steady::now() - r0) / 1ms << " ms");
+    c.flushall();  // skips the replica
+    BOOST_TEST(redis_command(c[1].port(), {"DBSIZE"}) == "0");
+}
+
+// redis-cli shuffles replicas among masters at random; the harness restores the promised layout.
+BOOST_AUTO_TEST_CASE(cluster_deployment_replica_layout_and_takeover)
+{
+    const auto t0 = steady::now();
+    cluster_deployment c(3, 1);
+    BOOST_TEST_MESSAGE("3+3 cluster ready after " << (steady::now() - t0) / 1ms << " ms");
+    BOOST_TEST(c.size() == 6u);
+    for (std::size_t m = 0; m < 3; ++m) {
+        BOOST_TEST(contains(redis_command(c[m].port(), {"ROLE"}), "master"));
+        BOOST_TEST(contains(redis_command(c[3 + m].port(), {"ROLE"}),
+                            "slave 127.0.0.1 " + std::to_string(c[m].port()) + " connected"));
+    }
+    std::string key = "k";  // a key on master 1
+    while (c.owner_of_slot(cluster_deployment::slot_of(key)).value_or(99) != 1u)
+        key += "k";
+    redis_set(c[1].port(), key, "x");
+    BOOST_TEST(eventually([&] { return redis_command(c[4].port(), {"DBSIZE"}) == "1"; }));
+
+    c[1].kill();
+    const auto p0 = steady::now();
+    c.promote_after_master_killed(4);
+    BOOST_TEST_MESSAGE("takeover with 3 masters: " << (steady::now() - p0) / 1ms << " ms");
+    BOOST_TEST(c.owner_of_slot(cluster_deployment::slot_of(key)).value_or(99) == 4u);
+    BOOST_TEST(c.owner_of_slot(0).value_or(99) == 0u);  // the other masters keep theirs
+    BOOST_TEST(redis_get(c[4].port(), key).value_or("<absent>") == "x");
+    BOOST_TEST(contains(redis_command(c[0].port(), {"GET", key}),
+                        "MOVED " + std::to_string(cluster_deployment::slot_of(key)) +
+                            " 127.0.0.1:" + std::to_string(c[4].port())));
+    c.flushall();  // the killed master is skipped
+    BOOST_TEST(redis_command(c[4].port(), {"DBSIZE"}) == "0");
+}

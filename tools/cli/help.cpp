@@ -45,12 +45,16 @@ NODE URLS
                                  (the master the Sentinels call NAME; they
                                   listen on 26379 by default; the password
                                   is the master's; rediss-sentinel:// for TLS)
+    redis-cluster://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]
+                                 (a whole Redis Cluster, reached through
+                                  these seeds; rediss-cluster:// for TLS)
 
     In a list of URLs a comma followed by a scheme (redis://, ...) starts the
-    next node; other commas separate a Sentinel URL's Sentinels. IPv6 hosts go
-    in brackets: redis://[::1]:6379. In a password, write "%" followed by two
-    hex digits for characters that would end it early, such as "," (%2C), "@"
-    (%40) or "/" (%2F). Passwords never appear in messages.
+    next node; other commas separate a Sentinel URL's Sentinels or a cluster
+    URL's seeds. IPv6 hosts go in brackets: redis://[::1]:6379. In a password,
+    write "%" followed by two hex digits for characters that would end it
+    early, such as "," (%2C), "@" (%40) or "/" (%2F). Passwords never appear
+    in messages.
 
     A rediss:// node's certificate must chain to a trusted CA (the system's,
     or --tls-ca) and name the URL's host or IP address.

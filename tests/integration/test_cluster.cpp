@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: BSL-1.0
+// A node that is a whole Redis Cluster of real servers: locks land on the master of their
+// key's slot, follow a slot that moves while they are held, and survive a master's failover.
+
+#include "fixture.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::test {
+namespace {
+
+// The server of `d` that holds `key` now.
+std::size_t holder_of(const cluster_deployment& d, std::string_view key)
+{
+    const auto owner = d.owner_of_slot(cluster_deployment::slot_of(key));
+    BOOST_TEST_REQUIRE(owner.has_value());
+    return *owner;
+}
+
+// A key in `slot`: "lock-N" for the first N that hashes there.
+std::string key_in_slot(std::uint16_t slot, std::string_view stem = "lock-")
+{
+    for (int i = 0;; ++i) {
+        std::string key = std::string(stem) + std::to_string(i);
+        if (cluster_deployment::slot_of(key) == slot) {
+            return key;
+        }
+    }
+}
+
+// Acquires `name` into `into`, then counts itself `done`. (A function, not a lambda: a
+// coroutine keeps its parameters, not a temporary lambda's captures.)
+asio::awaitable<void> take(std::string name, redlock::client& c, redlock::guard& into, int& done)
+{
+    // Made before the co_await: g++ 12 mishandles a braced temporary inside one.
+    redlock::mutex m = c.make_mutex(name, redlock::options{.expiry = 30s});
+    auto [ec, g] = co_await try_get(std::move(m));
+    BOOST_TEST(!ec, name << ": " << g.last_report().to_string());
+    into = std::move(g);
+    ++done;
+}
+
+BOOST_AUTO_TEST_SUITE(cluster)
+
+BOOST_AUTO_TEST_CASE(locks_land_on_the_master_of_their_slot_on_every_master)
+{
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    BOOST_TEST(c.config().nodes.size() == 1u);  // the whole cluster is one node
+
+    constexpr int keys = 300;
+    std::vector<redlock::guard> guards(keys);
+    int done = 0;
+    // All at once: the first requests wait for the slot map, the rest go straight out.
+    for (int i = 0; i < keys; ++i) {
+        asio::co_spawn(
+            io, take("many-" + std::to_string(i), c, guards[static_cast<std::size_t>(i)], done),
+            asio::detached);
+    }
+    BOOST_TEST_REQUIRE(run(io, settles([&] { return done == keys; }, 20s)));
+    std::map<std::size_t, int> per_master;
+    for (int i = 0; i < keys; ++i) {
+        const std::string key = "many-" + std::to_string(i);
+        const std::size_t owner = holder_of(d, key);
+        ++per_master[owner];
+        BOOST_TEST((redis_get(d[owner].port(), key) == guards[static_cast<std::size_t>(i)].value()),
+                   key);
+    }
+    BOOST_TEST(per_master.size() == 3u);  // every master holds some
+    run(io, [&]() -> asio::awaitable<int> {
+        for (auto& g : guards) {
+            co_await g.release();
+        }
+        co_return 0;
+    }());
+    for (int i = 0; i < keys; i += 37) {
+        const std::string key = "many-" + std::to_string(i);
+        BOOST_TEST(!redis_get(d[holder_of(d, key)].port(), key).has_value(), key);
+    }
+    // Each master got one connection, and no request went astray.
+    const node_counters counted = c.node_counters().at(0);
+    BOOST_TEST(counted.endpoint == d.url());
+    BOOST_TEST(counted.errors == 0u);
+    BOOST_TEST(counted.requests >= 2u * keys);
+}
+
+BOOST_AUTO_TEST_CASE(helper_keys_share_their_lock_keys_slot_and_mixed_slots_are_refused)
+{
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+
+    // A multi-resource lock needs a common hash tag.
+    BOOST_CHECK_EXCEPTION(c.make_multi_mutex({"stock", "payment"}), boost::system::system_error,
+                          [](const boost::system::system_error& e) {
+                              BOOST_TEST_MESSAGE(e.what());
+                              return e.code() == redlock::error::invalid_argument &&
+                                     std::string(e.what()).find("hash tag") != std::string::npos;
+                          });
+    auto pair = c.make_multi_mutex({"{order:7}:stock", "{order:7}:payment"}, {.expiry = 10s});
+    auto fenced = c.make_mutex("fenced-on-cluster", {.expiry = 10s, .fencing = true});
+    auto reentrant = c.make_mutex("reentrant-on-cluster", {.expiry = 10s, .reentrant = true});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard both = co_await pair.acquire();
+        BOOST_TEST(
+            (redis_get(d[holder_of(d, "{order:7}")].port(), "{order:7}:payment") == both.value()));
+        redlock::guard first = co_await fenced.acquire();
+        co_await first.release();
+        redlock::guard second = co_await fenced.acquire();
+        BOOST_TEST(second.fencing_token() > first.fencing_token());
+        // The counter lives beside the key, in its slot.
+        const std::string counter = "redlock:fence:{fenced-on-cluster}";
+        BOOST_TEST(cluster_deployment::slot_of(counter) ==
+                   cluster_deployment::slot_of("fenced-on-cluster"));
+        BOOST_TEST((redis_get(d[holder_of(d, counter)].port(), counter) ==
+                    std::to_string(second.fencing_token())));
+        redlock::guard outer = co_await reentrant.acquire();
+        redlock::guard inner = co_await reentrant.acquire();
+        co_await inner.release();
+        co_await outer.release();
+        co_await second.release();
+        co_await both.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_held_while_its_slot_migrates_is_still_extended_checked_and_released)
+{
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    const std::string held_key = "migrating-lock";
+    const std::uint16_t slot = cluster_deployment::slot_of(held_key);
+    const std::size_t from = holder_of(d, held_key);
+    const std::size_t to = (from + 1) % 3;
+    auto held = c.make_mutex(held_key, {.expiry = 10s});
+    // Another lock of the same slot, taken while the slot is half moved.
+    const std::string other_key = key_in_slot(slot, "newcomer-");
+    auto newcomer = c.make_mutex(other_key, {.expiry = 10s});
+
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await held.acquire();
+
+        // Half moved: the key is on the target, the source answers ASK for it.
+        d.begin_slot_migration(slot, from, to);
+        d.migrate_keys(slot, from, to);
+        co_await g.extend();
+        BOOST_TEST(co_await g.valid());
+        // A key that exists nowhere yet: the source sends it to the target with ASK.
+        redlock::guard n = co_await newcomer.acquire();
+        const std::string in_slot = std::to_string(slot);
+        BOOST_TEST(redis_command(d[to].port(), {"CLUSTER", "COUNTKEYSINSLOT", in_slot}) == "2");
+        BOOST_TEST(redis_command(d[from].port(), {"CLUSTER", "COUNTKEYSINSLOT", in_slot}) == "0");
+        co_await n.release();
+        BOOST_TEST(redis_command(d[to].port(), {"CLUSTER", "COUNTKEYSINSLOT", in_slot}) == "1");
+
+        // Moved: every master answers MOVED, and the client learns the new map.
+        d.finish_slot_migration(slot, to);
+        co_await g.extend();
+        BOOST_TEST(co_await g.valid());
+        const report after = g.last_report();
+        BOOST_TEST(after.nodes.at(0).status == node_status::ok, after.to_string());
+        BOOST_TEST(redis_pttl(d[to].port(), held_key) > 5000);
+        co_await g.release();
+        BOOST_TEST(!redis_get(d[to].port(), held_key).has_value());
+
+        redlock::guard again = co_await newcomer.acquire();
+        BOOST_TEST((redis_get(d[to].port(), other_key) == again.value()));
+        co_await again.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(locks_reach_the_replica_promoted_after_a_master_dies)
+{
+    cluster_deployment d(3, 1);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    const std::string key = "failover-lock";
+    const std::size_t master = holder_of(d, key);
+    const std::size_t replica = 3 + master;  // one replica per master, in master order
+    auto m = c.make_mutex(key, {.expiry = 5s});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        co_await g.release();
+        co_return 0;
+    }());
+
+    d[master].kill();
+    d.promote_after_master_killed(replica);
+    const auto promoted = steady::now();
+    auto [ec, g] =
+        run(io, try_get(c.make_mutex(key, {.expiry = 5s, .tries = 1000, .wait = 10s})), 20s);
+    BOOST_TEST(!ec, g.last_report().to_string());
+    BOOST_TEST_MESSAGE(
+        "locked on the promoted replica "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - promoted).count()
+        << " ms after the promotion");
+    BOOST_TEST((redis_get(d[replica].port(), key) == g.value()));
+    run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+}
+
+BOOST_AUTO_TEST_CASE(cluster_and_standalone_urls_swapped_are_misconfigurations)
+{
+    asio::io_context io;
+    {
+        redis_server standalone;
+        redlock::client c(
+            io.get_executor(),
+            config::from_urls({"redis-cluster://127.0.0.1:" + std::to_string(standalone.port())}));
+        auto [ec, g] = run(io, try_get(c.make_mutex("not-a-cluster", {.tries = 5})));
+        BOOST_TEST(ec == redlock::error::misconfigured);
+        const std::string detail = g.last_report().nodes.at(0).detail;
+        BOOST_TEST_MESSAGE(detail);
+        BOOST_TEST((detail.find("cluster support disabled") != std::string::npos));
+        BOOST_TEST((detail.find("redis://host:port") != std::string::npos));
+    }
+    cluster_deployment d(3);
+    // A key whose slot is not on the first master, asked of it as a standalone server.
+    std::string key = "elsewhere-0";
+    for (int i = 1; holder_of(d, key) == 0; ++i) {
+        key = "elsewhere-" + std::to_string(i);
+    }
+    redlock::client c(io.get_executor(),
+                      config::from_urls({"redis://127.0.0.1:" + std::to_string(d[0].port())}));
+    auto [ec, g] = run(io, try_get(c.make_mutex(key, {.tries = 5})));
+    BOOST_TEST(ec == redlock::error::misconfigured);
+    const std::string detail = g.last_report().nodes.at(0).detail;
+    BOOST_TEST_MESSAGE(detail);
+    BOOST_TEST((detail.find("redis-cluster://") != std::string::npos));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
