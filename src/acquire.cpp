@@ -8,6 +8,7 @@
 
 #include "detail/acquire_fsm.hpp"
 #include "detail/client_impl.hpp"
+#include "detail/key_slot.hpp"
 #include "detail/key_space.hpp"
 #include "detail/lock_rounds.hpp"
 #include "detail/lock_state.hpp"
@@ -49,7 +50,9 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 void announce_release(const client_impl& c, std::string_view key, std::string_view value)
 {
     command cmd;
-    resp::append_command(cmd.payload, {"PUBLISH", release_channel(c.cfg.key_prefix, key), value});
+    const std::string channel = release_channel(c.cfg.key_prefix, key, c.in_cluster);
+    resp::append_command(cmd.payload, {pubsub_for(c.in_cluster).publish, channel, value});
+    cmd.slot = key_slot(channel);  // SPUBLISH goes to the channel's master on a cluster
     broadcast(c.connections, std::move(cmd));
 }
 

@@ -9,12 +9,14 @@
 #include "detail/key_space.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/owner_value.hpp"
+#include "detail/shard_subscribers.hpp"
 #include "detail/spawn.hpp"
 #include "detail/strand.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <tuple>
 #include <utility>
@@ -62,10 +64,17 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
     const auto wake_waiters = [w = waiters](std::string_view key, std::string_view value) {
         w->released(key, value);
     };
+    in_cluster = std::any_of(cfg.nodes.begin(), cfg.nodes.end(),
+                             [](const node& n) { return !n.cluster_seeds.empty(); });
     for (const node& n : cfg.nodes) {
         connections.push_back(make_link(strand, n, settings));
-        subscribers.push_back(
-            std::make_shared<subscriber>(strand, n, settings, wake_waiters, cfg.key_prefix));
+        if (auto cluster = std::dynamic_pointer_cast<cluster_link>(connections.back())) {
+            subscribers.push_back(std::make_shared<shard_subscribers>(
+                strand, n, settings, wake_waiters, cfg.key_prefix, cluster));
+        } else {
+            subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, wake_waiters,
+                                                               cfg.key_prefix, in_cluster));
+        }
     }
 }
 
@@ -121,8 +130,7 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
     }
     m->keys = detail::lock_keys(impl_->cfg.key_prefix, std::move(names));
     m->prefix = impl_->cfg.key_prefix;
-    m->in_cluster = std::any_of(impl_->cfg.nodes.begin(), impl_->cfg.nodes.end(),
-                                [](const node& n) { return !n.cluster_seeds.empty(); });
+    m->in_cluster = impl_->in_cluster;
     if (m->in_cluster) {
         if (std::string problem = detail::cluster_key_problem(m->shape()); !problem.empty()) {
             throw boost::system::system_error(make_error_code(error::invalid_argument), problem);

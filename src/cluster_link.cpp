@@ -378,6 +378,14 @@ void cluster_link::close(const std::string& why)
     fail_waiting(why);
 }
 
+std::optional<server_address> cluster_link::master_of(std::uint16_t slot) const
+{
+    if (const std::uint16_t owner = slot_owner_[slot]; owner != 0) {
+        return servers_[owner - 1u].where;
+    }
+    return std::nullopt;
+}
+
 node_counters cluster_link::counters() const
 {
     node_counters sum;

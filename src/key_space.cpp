@@ -10,13 +10,25 @@ constexpr std::string_view fence_infix = "redlock:fence:";
 constexpr std::string_view release_infix = "redlock:released:";
 
 // prefix + infix + the name inside `key`. Keys come from lock_keys, so they start with the
-// prefix; a key that does not is taken whole rather than cut somewhere.
-std::string beside(std::string_view prefix, std::string_view infix, std::string_view key)
+// prefix; a key that does not is taken whole rather than cut somewhere. With `in_key_slot`,
+// a name in `key`'s cluster slot (see fence_key), empty when there is none.
+std::string beside(std::string_view prefix, std::string_view infix, std::string_view key,
+                   bool in_key_slot)
 {
     const std::string_view name = key.starts_with(prefix) ? key.substr(prefix.size()) : key;
     std::string out;
-    out.reserve(prefix.size() + infix.size() + name.size());
+    out.reserve(prefix.size() + infix.size() + name.size() + 2);
     out.append(prefix).append(infix).append(name);
+    if (!in_key_slot || key_slot(out) == key_slot(key)) {
+        return out;
+    }
+    // Braces around the whole key make it the tag, so the name hashes as the key does when
+    // the key has no tag of its own (it has none here: with one in the name or in the
+    // prefix, the name above already shares its slot).
+    out.assign(prefix).append(infix).append("{").append(key).append("}");
+    if (key_slot(out) != key_slot(key)) {
+        return {};
+    }
     return out;
 }
 
@@ -34,33 +46,12 @@ std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::str
 
 std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
-    std::string name = beside(prefix, fence_infix, key);
-    if (!in_key_slot || key_slot(name) == key_slot(key)) {
-        return name;
-    }
-    // Braces around the whole key make it the tag, so the counter hashes as the key does
-    // when the key has no tag of its own (it has none here: with one in the name or in the
-    // prefix, the name above already shares its slot).
-    name.assign(prefix).append(fence_infix).append("{").append(key).append("}");
-    if (key_slot(name) != key_slot(key)) {
-        return {};
-    }
-    return name;
+    return beside(prefix, fence_infix, key, in_key_slot);
 }
 
-std::string release_channel(std::string_view prefix, std::string_view key)
+std::string release_channel(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
-    return beside(prefix, release_infix, key);
-}
-
-std::optional<std::string> released_key(std::string_view prefix, std::string_view channel)
-{
-    if (!channel.starts_with(prefix) || !channel.substr(prefix.size()).starts_with(release_infix)) {
-        return std::nullopt;
-    }
-    std::string key(prefix);
-    key.append(channel.substr(prefix.size() + release_infix.size()));
-    return key;
+    return beside(prefix, release_infix, key, in_key_slot);
 }
 
 }  // namespace redlock::detail

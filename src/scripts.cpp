@@ -27,8 +27,9 @@ end
 return 1
 )lua";
 
-// Waiting acquirers listen on each key's release channel (ARGV[1 + i] for KEYS[i]; see
-// key_space.hpp); the message is the released owner value, so that a client recognises the
+// Waiting acquirers listen on each key's release channel (ARGV[2 + i] for KEYS[i]; see
+// key_space.hpp), published with ARGV[2] (PUBLISH, or SPUBLISH for sharded pub/sub on a
+// cluster); the message is the released owner value, so that a client recognises the
 // releases it handed off itself. Without channels a release is quiet: the client hands the
 // key to its own next acquire in the same write, so the key is never free and other clients'
 // waiters would wake to fail.
@@ -39,8 +40,8 @@ for i = 1, #KEYS do
   if v == ARGV[1] then
     mine = mine + 1
     redis.call('DEL', KEYS[i])
-    if ARGV[1 + i] then
-      redis.call('PUBLISH', ARGV[1 + i], ARGV[1])
+    if ARGV[2 + i] then
+      redis.call(ARGV[2], ARGV[2 + i], ARGV[1])
     end
   elseif v then
     other = other + 1
@@ -98,8 +99,8 @@ for i = 1, #KEYS do
     mine = mine + 1
     if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
       redis.call('DEL', KEYS[i])
-      if ARGV[1 + i] then
-        redis.call('PUBLISH', ARGV[1 + i], ARGV[1])
+      if ARGV[2 + i] then
+        redis.call(ARGV[2], ARGV[2 + i], ARGV[1])
       end
     end
   elseif redis.call('EXISTS', KEYS[i]) == 1 then
@@ -373,8 +374,9 @@ request release_request(lock_shape lock, std::string_view value, bool announce)
 {
     std::vector<std::string> channels;
     if (announce) {
+        channels.emplace_back(pubsub_for(lock.in_cluster).publish);
         for (const std::string& key : lock.keys) {
-            channels.push_back(release_channel(lock.prefix, key));
+            channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
         }
     }
     return {script_command(lock.reentrant ? reentrant_release : plain_release, lock.keys, {value},

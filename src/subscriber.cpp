@@ -18,12 +18,13 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 
 subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_settings settings,
-                       release_listener on_release, std::string key_prefix)
+                       release_listener on_release, std::string key_prefix, bool sharded)
     : strand_(std::move(strand)),
       endpoint_(std::move(endpoint)),
       settings_(std::move(settings)),
       on_release_(std::move(on_release)),
       key_prefix_(std::move(key_prefix)),
+      sharded_(sharded),
       socket_(strand_)
 {
 }
@@ -33,12 +34,14 @@ void subscriber::watch(std::string_view key)
     if (state_ == state::closed) {
         return;
     }
-    const std::string channel = release_channel(key_prefix_, key);
-    if (++channels_[channel] > 1) {
+    const std::string channel = release_channel(key_prefix_, key, sharded_);
+    watched& w = channels_[channel];
+    if (++w.watches > 1) {
         return;
     }
+    w.key = key;
     if (state_ == state::connected) {
-        send("SUBSCRIBE", channel);
+        send(pubsub_for(sharded_).subscribe, channel);
     } else if (state_ == state::disconnected && clock::now() >= retry_at_) {
         start_connect();  // subscribes to every watched channel once connected
     }
@@ -47,15 +50,15 @@ void subscriber::watch(std::string_view key)
 
 void subscriber::unwatch(std::string_view key)
 {
-    const std::string channel = release_channel(key_prefix_, key);
+    const std::string channel = release_channel(key_prefix_, key, sharded_);
     auto it = channels_.find(channel);
     if (it == channels_.end()) {
         return;
     }
-    if (--it->second == 0) {
+    if (--it->second.watches == 0) {
         channels_.erase(it);
         if (state_ == state::connected) {
-            send("UNSUBSCRIBE", channel);
+            send(pubsub_for(sharded_).unsubscribe, channel);
         }
     }
 }
@@ -70,7 +73,7 @@ void subscriber::close()
 void subscriber::send(std::string_view verb, const std::string& channel)
 {
     resp::append_command(outbox_, {verb, channel});
-    if (verb == "SUBSCRIBE") {
+    if (verb == pubsub_for(sharded_).subscribe) {
         ++requested_;
     }
     start_writer();
@@ -100,8 +103,8 @@ asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
     socket_ = std::move(fresh);
     decoder_.reset();
     state_ = state::connected;
-    for (const auto& [channel, watches] : channels_) {
-        send("SUBSCRIBE", channel);
+    for (const auto& [channel, w] : channels_) {
+        send(pubsub_for(sharded_).subscribe, channel);
     }
 }
 
@@ -174,18 +177,20 @@ void subscriber::on_reply(const resp::reply& r)
         return;
     }
     const std::string& kind = r.elements[0].text;
-    if (kind == "subscribe") {
+    const pubsub_words words = pubsub_for(sharded_);
+    if (kind == words.subscribed) {
         --requested_;
         confirmed_ = r.elements[2].integer;
-    } else if (kind == "unsubscribe") {
+    } else if (kind == words.unsubscribed) {
+        // Also pushed unasked for a sharded channel whose slot moved to another master: its
+        // waiters fall back to their retry timers.
         confirmed_ = r.elements[2].integer;
-    } else if (kind == "message") {
-        const std::string& channel = r.elements[1].text;
-        if (channels_.contains(channel)) {
-            if (auto key = released_key(key_prefix_, channel)) {
-                // The payload is the released owner value (scripts.cpp).
-                on_release_(*key, r.elements[2].text);
-            }
+    } else if (kind == words.message) {
+        if (auto it = channels_.find(r.elements[1].text); it != channels_.end()) {
+            // A copy: the listener may unwatch the key. The payload is the released owner value
+            // (scripts.cpp).
+            const std::string key = it->second.key;
+            on_release_(key, r.elements[2].text);
         }
     }
 }

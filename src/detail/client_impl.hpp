@@ -34,8 +34,12 @@ class client_impl
     std::vector<std::shared_ptr<node_link>> connections;
     /// The acquires waiting to retry, by key (wake-ups and hand-offs); on the strand.
     std::shared_ptr<waiter_queue> waiters = std::make_shared<waiter_queue>();
-    /// One pub/sub connection per node, for wake-ups; they connect only when needed.
-    std::vector<std::shared_ptr<subscriber>> subscribers;
+    /// Wake-ups, one source per node (a pub/sub connection, or one per master of a cluster);
+    /// they connect only when needed.
+    std::vector<std::shared_ptr<wake_ups>> subscribers;
+    /// A node is a Redis Cluster: helper keys and channels go in their lock key's slot, and
+    /// releases are announced with sharded pub/sub (key_space.hpp).
+    bool in_cluster = false;
 
     /// Releases scheduled by guard destructors, and requests that releases and clean-ups
     /// left in flight: async_shutdown waits for them.

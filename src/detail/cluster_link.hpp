@@ -38,6 +38,9 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     /// The sums over the cluster's servers.
     node_counters counters() const override;
 
+    /// The master of `slot` in the slot map as it is now; nullopt while unknown.
+    std::optional<server_address> master_of(std::uint16_t slot) const;
+
   private:
     struct routed;
     friend struct routed;

@@ -6,10 +6,9 @@
 // N is the key prefix + N; its counter is prefix + "redlock:fence:" + N and its channel
 // prefix + "redlock:released:" + N, so that one prefix (an ACL pattern `~prefix*`
 // `&prefix*`, a SCAN MATCH) covers everything a client touches. With an empty prefix the
-// names are those of earlier versions. On a Redis Cluster the counter must share the lock
-// key's slot; see fence_key.
+// names are those of earlier versions. On a Redis Cluster the counter and the channel must
+// share the lock key's slot; see fence_key.
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +25,27 @@ std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::str
 /// "}". Empty when neither does (`key` holds a '}' outside any hash tag).
 std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
 
-/// The channel a release of lock key `key` is announced on.
-std::string release_channel(std::string_view prefix, std::string_view key);
+/// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
+/// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).
+std::string release_channel(std::string_view prefix, std::string_view key,
+                            bool in_key_slot = false);
 
-/// The lock key whose releases `channel` announces; nullopt when it is no such channel.
-std::optional<std::string> released_key(std::string_view prefix, std::string_view channel);
+/// The commands and message kinds of the pub/sub that carries releases: classic, or sharded
+/// (SPUBLISH, SSUBSCRIBE: the channel lives in a cluster slot, on its master) for a client
+/// with a Redis Cluster node, where a classic message would go to every server of the cluster.
+struct pubsub_words
+{
+    std::string_view publish, subscribe, unsubscribe;
+    /// The first element of the pushed replies: confirmations and messages.
+    std::string_view subscribed, unsubscribed, message;
+};
+
+constexpr pubsub_words pubsub_for(bool sharded) noexcept
+{
+    if (sharded) {
+        return {"SPUBLISH", "SSUBSCRIBE", "SUNSUBSCRIBE", "ssubscribe", "sunsubscribe", "smessage"};
+    }
+    return {"PUBLISH", "SUBSCRIBE", "UNSUBSCRIBE", "subscribe", "unsubscribe", "message"};
+}
 
 }  // namespace redlock::detail

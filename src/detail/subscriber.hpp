@@ -30,21 +30,34 @@ namespace redlock::detail {
 /// prefix) and the released owner value.
 using release_listener = std::function<void(std::string_view key, std::string_view value)>;
 
-class subscriber : public std::enable_shared_from_this<subscriber>
+/// Where a client hears of the releases on one node. On the strand.
+class wake_ups
+{
+  public:
+    virtual ~wake_ups() = default;
+    /// Listens for releases of lock key `key` until as many `unwatch` calls.
+    virtual void watch(std::string_view key) = 0;
+    virtual void unwatch(std::string_view key) = 0;
+    /// Drops the connections and every watch (client shutdown).
+    virtual void close() = 0;
+};
+
+/// One pub/sub connection to one server (or to a Sentinel node's master).
+class subscriber final : public wake_ups, public std::enable_shared_from_this<subscriber>
 {
   public:
     /// Tells `on_release` of every release message. Whatever it refers to must outlive the
     /// subscriber's work: the client owns both and closes the subscriber first. `key_prefix` is
-    /// the client's config::key_prefix, which the channels carry (key_space.hpp).
+    /// the client's config::key_prefix, which the channels carry (key_space.hpp). `sharded`:
+    /// the channels are named and subscribed to for sharded pub/sub (a client with a cluster
+    /// node).
     subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings,
-               release_listener on_release, std::string key_prefix);
+               release_listener on_release, std::string key_prefix, bool sharded);
 
-    /// Listens for releases of lock key `key` until as many `unwatch` calls: the first watch
-    /// of a key subscribes to its channel. On the strand.
-    void watch(std::string_view key);
-    void unwatch(std::string_view key);
-    /// Drops the connection and every watch (client shutdown).
-    void close();
+    /// The first watch of a key subscribes to its channel.
+    void watch(std::string_view key) override;
+    void unwatch(std::string_view key) override;
+    void close() override;
 
   private:
     void send(std::string_view verb, const std::string& channel);
@@ -61,6 +74,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     connection_settings settings_;
     release_listener on_release_;
     std::string key_prefix_;
+    bool sharded_;
     stream socket_;
     enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
     std::uint64_t generation_ = 0;
@@ -71,8 +85,13 @@ class subscriber : public std::enable_shared_from_this<subscriber>
     // this is non-zero or while a subscribe is on its way.
     long confirmed_ = 0;
     long requested_ = 0;
-    /// Watch counts, by channel.
-    std::map<std::string, std::size_t, std::less<>> channels_;
+    struct watched
+    {
+        std::string key;
+        std::size_t watches = 0;
+    };
+    /// The keys watched and their watch counts, by channel.
+    std::map<std::string, watched, std::less<>> channels_;
     resp::decoder decoder_;
     clock::time_point retry_at_{};
 };

@@ -264,13 +264,15 @@ std::string mini_redis::answer(const command_args& cmd)
         return it == keys_.end() ? "$-1\r\n" : bulk(it->second);
     }
     if ((name == "EVALSHA" || name == "EVAL") && (cmd.size() == 6 || cmd.size() == 7)) {
-        // KEYS[1] = cmd[3], ARGV[1] = cmd[4]; the release script has ARGV[2] (announce), the
-        // extend script ARGV[2] (ms) and ARGV[3] (recreate).
+        // KEYS[1] = cmd[3], ARGV[1] = cmd[4]; the release script has ARGV[2] (the publish
+        // command) and ARGV[3] (the channel) when it announces, the extend script ARGV[2] (ms)
+        // and ARGV[3] (recreate).
         const std::string& key = cmd[3];
         const std::string& value = cmd[4];
+        const bool release = cmd.size() == 6 || cmd[5].ends_with("PUBLISH");
         auto it = keys_.find(key);
         if (it == keys_.end()) {
-            if (cmd.size() == 7 && cmd[6] == "1") {
+            if (!release && cmd[6] == "1") {
                 keys_[key] = value;
                 return integer(1);
             }
@@ -279,7 +281,7 @@ std::string mini_redis::answer(const command_args& cmd)
         if (it->second != value) {
             return integer(-1);
         }
-        if (cmd.size() == 6) {
+        if (release) {
             keys_.erase(it);
         }
         return integer(1);

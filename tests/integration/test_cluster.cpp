@@ -128,6 +128,48 @@ BOOST_AUTO_TEST_CASE(helper_keys_share_their_lock_keys_slot_and_mixed_slots_are_
     }());
 }
 
+BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_through_sharded_pub_sub_on_the_keys_master)
+{
+    // The waiter pauses 30 s between tries unless the release message reaches it: getting the
+    // lock within seconds shows that the SPUBLISH of the release reached its SSUBSCRIBE, both
+    // on the master of the key's slot.
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client holder(io.get_executor(), config::from_urls({d.url()}));
+    redlock::client waiter(io.get_executor(), config::from_urls({d.url()}));
+    const std::string key = "sharded-wake";
+    const std::string channel = "redlock:released:{sharded-wake}";
+    const std::uint16_t master = d[holder_of(d, key)].port();
+    auto held_mutex = holder.make_mutex(key, {.expiry = 20s});
+    auto waiting_mutex = waiter.make_mutex(key, {.expiry = 20s, .tries = 2, .retry_delay = 30s});
+    run(
+        io,
+        [&]() -> asio::awaitable<int> {
+            redlock::guard held = co_await held_mutex.acquire();
+            std::optional<boost::system::error_code> theirs;
+            redlock::guard their_guard;
+            waiting_mutex.async_acquire([&](boost::system::error_code ec, redlock::guard g) {
+                theirs = ec;
+                their_guard = std::move(g);
+            });
+            BOOST_TEST(co_await settles(
+                [&] {
+                    return redis_command(master, {"PUBSUB", "SHARDNUMSUB", channel}) ==
+                           channel + " 1";
+                },
+                10s));
+            const auto released = steady::now();
+            co_await held.release();
+            BOOST_TEST_REQUIRE(co_await settles([&] { return theirs.has_value(); }, 10s));
+            BOOST_TEST(!*theirs, theirs->message());
+            BOOST_TEST(their_guard.owns_lock());
+            BOOST_TEST((steady::now() - released < 5s));
+            co_await their_guard.release();
+            co_return 0;
+        }(),
+        40s);
+}
+
 BOOST_AUTO_TEST_CASE(a_lock_held_while_its_slot_migrates_is_still_extended_checked_and_released)
 {
     cluster_deployment d(3);

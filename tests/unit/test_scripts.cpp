@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "detail/key_slot.hpp"
 #include "detail/key_space.hpp"
 #include "detail/resp.hpp"
 #include "detail/scripts.hpp"
@@ -149,13 +150,13 @@ BOOST_AUTO_TEST_CASE(script_requests_for_every_kind_and_shape)
                 // A quiet release (a hand-off) names no channel; an announced one names each
                 // key's release channel.
                 check_script_request(release_request(shape, hostile_value, false), *keys,
-                                     {hostile_value}, "PUBLISH");
-                std::vector<std::string> announced{hostile_value};
+                                     {hostile_value}, "ARGV[2 + i]");
+                std::vector<std::string> announced{hostile_value, "PUBLISH"};
                 for (const std::string& k : *keys) {
                     announced.push_back("redlock:released:" + k);
                 }
                 check_script_request(release_request(shape, hostile_value, true), *keys, announced,
-                                     "PUBLISH");
+                                     "ARGV[2 + i]");
                 for (bool recreate : {false, true}) {
                     check_script_request(extend_request(shape, hostile_value, 5000ms, recreate),
                                          *keys, {hostile_value, "5000", recreate ? "1" : "0"},
@@ -239,28 +240,44 @@ BOOST_AUTO_TEST_CASE(a_key_prefix_goes_before_counters_and_channels)
     BOOST_TEST(raise[3] == "app:{locks}:redlock:fence:a");
 
     auto release = args_of(release_request(shape, "v", true).cmd.fallback);
-    BOOST_TEST_REQUIRE(release.size() == 3u + 2 + 3);
+    BOOST_TEST_REQUIRE(release.size() == 3u + 2 + 4);
     BOOST_TEST(release[3] == "app:{locks}:a");
     BOOST_TEST(release[5] == "v");
-    BOOST_TEST(release[6] == "app:{locks}:redlock:released:a");
-    BOOST_TEST(release[7] == "app:{locks}:redlock:released:" + hostile_key);
+    BOOST_TEST(release[6] == "PUBLISH");
+    BOOST_TEST(release[7] == "app:{locks}:redlock:released:a");
+    BOOST_TEST(release[8] == "app:{locks}:redlock:released:" + hostile_key);
 }
 
-BOOST_AUTO_TEST_CASE(release_channels_map_back_to_their_keys)
+BOOST_AUTO_TEST_CASE(on_a_cluster_releases_go_out_by_sharded_pub_sub_in_the_keys_slot)
+{
+    const std::vector<std::string> keys{"orders"};
+    const lock_shape shape{.keys = keys, .fencing = true, .in_cluster = true};
+    const request release = release_request(shape, "v", true);
+    auto args = args_of(release.cmd.fallback);
+    BOOST_TEST_REQUIRE(args.size() == 3u + 1 + 3);
+    BOOST_TEST(args[5] == "SPUBLISH");
+    BOOST_TEST(args[6] == "redlock:released:{orders}");
+    BOOST_TEST((release.cmd.slot == key_slot("orders")));
+    auto acquire = args_of(acquire_request(shape, "v", 900ms).cmd.fallback);
+    BOOST_TEST_REQUIRE(acquire.size() == 3u + 2 + 2);
+    BOOST_TEST(acquire[4] == "redlock:fence:{orders}");
+    BOOST_TEST((acquire_request(shape, "v", 900ms).cmd.slot == key_slot("orders")));
+}
+
+BOOST_AUTO_TEST_CASE(release_channels_sit_beside_their_keys)
 {
     for (std::string_view prefix : {"", "p:", "redlock:released:"}) {
         BOOST_TEST_CONTEXT("prefix '" << prefix << "'")
         {
             const std::string key = std::string(prefix) + "job:7";
-            const std::string channel = release_channel(prefix, key);
-            BOOST_TEST(channel == std::string(prefix) + "redlock:released:job:7");
-            BOOST_TEST(released_key(prefix, channel).value_or("none") == key);
-            BOOST_TEST(!released_key(prefix, "other:job:7").has_value());
+            BOOST_TEST(release_channel(prefix, key) ==
+                       std::string(prefix) + "redlock:released:job:7");
+            // On a cluster, in the key's slot, for sharded pub/sub.
+            const std::string sharded = release_channel(prefix, key, true);
+            BOOST_TEST(sharded == std::string(prefix) + "redlock:released:{" + key + "}");
+            BOOST_TEST(key_slot(sharded) == key_slot(key));
         }
     }
-    // Another client's prefix is not ours.
-    BOOST_TEST(!released_key("a:", release_channel("b:", "b:x")).has_value());
-    BOOST_TEST(!released_key("a:", "a:redlock:fence:x").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(fenced_acquire_replies)
