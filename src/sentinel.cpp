@@ -132,20 +132,6 @@ asio::awaitable<std::string> open_node(stream& s, const node& n, std::chrono::mi
                                        bool select_db, asio::ssl::context* tls, bool verify_name,
                                        std::string& reached)
 {
-    if (!n.cluster_seeds.empty()) {
-        std::string failures;
-        const auto share = timeout / static_cast<int>(n.cluster_seeds.size());
-        for (const server_address& seed : n.cluster_seeds) {
-            const node server = node_at(n, seed);
-            std::string why = co_await open_stream(s, server, share, false, tls, verify_name);
-            if (why.empty()) {
-                reached = server.endpoint();
-                co_return why;
-            }
-            failures += (failures.empty() ? "" : "; ") + why;
-        }
-        co_return "no seed of " + n.endpoint() + " answered: " + failures;
-    }
     if (n.sentinels.empty()) {
         reached = n.endpoint();
         co_return co_await open_stream(s, n, timeout, select_db, tls, verify_name);

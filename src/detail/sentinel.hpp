@@ -26,9 +26,8 @@
 namespace redlock::detail {
 
 /// Opens `s` to where `n`'s requests go, within `timeout` in all: `n` itself (as
-/// `open_stream`), for a Sentinel node the master its Sentinels name now, asked in order,
-/// after which ROLE must say "master", and for a cluster node the first of its seeds that
-/// answers (for pub/sub: any server of a cluster hears every PUBLISH). `reached` gets the server's
+/// `open_stream`), or for a Sentinel node the master its Sentinels name now, asked in order,
+/// after which ROLE must say "master". `reached` gets the server's
 /// "host:port". Returns an error message naming the node and the cause (never the password), empty
 /// on success.
 boost::asio::awaitable<std::string> open_node(stream& s, const node& n,
