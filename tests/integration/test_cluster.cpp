@@ -225,16 +225,23 @@ BOOST_AUTO_TEST_CASE(locks_reach_the_replica_promoted_after_a_master_dies)
     const std::string key = "failover-lock";
     const std::size_t master = holder_of(d, key);
     const std::size_t replica = 3 + master;  // one replica per master, in master order
-    auto m = c.make_mutex(key, {.expiry = 5s});
-    run(io, [&]() -> asio::awaitable<int> {
-        redlock::guard g = co_await m.acquire();
-        co_await g.release();
-        co_return 0;
-    }());
+    // Granted only once the replica acknowledged the key: it survives the failover. (A
+    // replica acknowledges on its own once a second after its sync: the first attempts may
+    // be refused, the retries get it.)
+    auto acknowledged = c.make_mutex(key, {.expiry = 30s, .wait = 10s, .wait_for_replicas = 1});
+    redlock::guard held = run(io, acknowledged.async_acquire(asio::use_awaitable), 20s);
 
     d[master].kill();
     d.promote_after_master_killed(replica);
     const auto promoted = steady::now();
+    BOOST_TEST((redis_get(d[replica].port(), key) == held.value()));
+    // The new master refuses a rival: the lock survived.
+    auto [rival_ec, rival] =
+        run(io, try_get(c.make_mutex(key, {.expiry = 5s, .tries = 1000, .wait = 2s})), 20s);
+    BOOST_TEST(rival_ec == redlock::error::taken, rival.last_report().to_string());
+    // And the holder's release reaches it there.
+    auto [rec] = run(io, held.async_release(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(!rec, held.last_report().to_string());
     auto [ec, g] =
         run(io, try_get(c.make_mutex(key, {.expiry = 5s, .tries = 1000, .wait = 10s})), 20s);
     BOOST_TEST(!ec, g.last_report().to_string());
