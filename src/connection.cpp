@@ -7,14 +7,9 @@
 #include "detail/open_stream.hpp"
 #include "detail/sentinel.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -24,9 +19,7 @@
 namespace redlock::detail {
 
 namespace asio = boost::asio;
-using asio::use_awaitable;
 using generic_socket = asio::generic::stream_protocol::socket;
-constexpr auto use_tuple = asio::as_tuple(use_awaitable);
 
 namespace {
 
