@@ -9,7 +9,7 @@
 # Environment:
 #   FUZZ_BUILD_DIR   build directory (default: <repo>/build-fuzz)
 #   FUZZ_CXX         the clang++ to use (default: clang++)
-#   FUZZ_TARGETS     targets to run (default: "resp_decoder node_replies")
+#   FUZZ_TARGETS     targets to run (default: "resp_decoder node_replies cluster_replies")
 #   FUZZ_SEED        libFuzzer -seed (default 1, for repeatable CI runs; 0 picks one)
 #   FUZZ_JOBS        build parallelism (default: nproc)
 #   REDLOCK_FUZZ_SKIP_KNOWN=1  the node target skips inputs with huge array headers (a known
@@ -21,7 +21,7 @@ repo=$(cd "$here/.." && pwd)
 runs=${1:-200000}
 build=${FUZZ_BUILD_DIR:-$repo/build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
-targets=${FUZZ_TARGETS:-"resp_decoder node_replies"}
+targets=${FUZZ_TARGETS:-"resp_decoder node_replies cluster_replies"}
 seed=${FUZZ_SEED:-1}
 jobs=${FUZZ_JOBS:-$(nproc)}
 

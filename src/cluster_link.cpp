@@ -130,7 +130,7 @@ void cluster_link::route(const std::shared_ptr<routed>& r)
     }
     if (map_known_) {
         if (!r->cmd->slot) {
-            // No keys (a PUBLISH, which a cluster passes on to all its servers): any master.
+            // A command without keys: any master may run it.
             const auto any = std::find_if(slot_owner_.begin(), slot_owner_.end(),
                                           [](std::uint16_t owner) { return owner != 0; });
             send(r, *any - 1u);  // a known map has a master

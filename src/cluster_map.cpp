@@ -50,7 +50,7 @@ std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
                                                      const server_address& asked, std::string& why)
 {
     if (r.is_error()) {
-        why = r.text;
+        why = r.text.empty() ? "an empty error reply to CLUSTER SLOTS" : r.text;
         return std::nullopt;
     }
     if (r.type != resp::kind::array) {
