@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -289,7 +290,8 @@ redis_server::redis_server(sentinel_config config)
     start_on_a_free_port();
 }
 
-redis_server::redis_server(cluster_config config) : dir_(make_temp_dir()), cluster_bus_(true)
+redis_server::redis_server(cluster_config config)
+    : dir_(make_temp_dir()), cluster_bus_(true), tls_(std::move(config.tls))
 {
     // nodes.conf is relative to --dir: a path that includes the dir makes redis exit at once.
     // No diskless-sync delay: Redis 7.0 otherwise waits 5 s before a replica's first sync.
@@ -301,9 +303,11 @@ redis_server::redis_server(cluster_config config) : dir_(make_temp_dir()), clust
     start_on_a_free_port();
 }
 
-std::unique_ptr<redis_server> redis_server::cluster_node(std::vector<std::string> extra_args)
+std::unique_ptr<redis_server> redis_server::cluster_node(std::vector<std::string> extra_args,
+                                                         std::optional<tls_files> tls)
 {
-    return std::unique_ptr<redis_server>(new redis_server(cluster_config{std::move(extra_args)}));
+    return std::unique_ptr<redis_server>(
+        new redis_server(cluster_config{std::move(extra_args), std::move(tls)}));
 }
 
 std::unique_ptr<redis_server> redis_server::sentinel(const std::string& name,
@@ -324,7 +328,15 @@ void redis_server::start_on_a_free_port()
         for (int attempt = 1;; ++attempt) {
             // A bus port taken after the check makes redis exit with "Address already in use"
             // too, so start() fails the same way and the loop picks again.
-            port_ = cluster_bus_ ? unused_cluster_port() : unused_loopback_port();
+            if (tls_) {
+                // The bus goes with the TLS port (tls-cluster); the plain port is any other.
+                tls_port_ = unused_cluster_port();
+                do {
+                    port_ = unused_loopback_port();
+                } while (port_ == tls_port_ || port_ == tls_port_ + cluster_bus_offset);
+            } else {
+                port_ = cluster_bus_ ? unused_cluster_port() : unused_loopback_port();
+            }
             if (start())
                 return;
             if (attempt == start_attempts)
@@ -363,6 +375,18 @@ bool redis_server::start()
         "--save", "", "--appendonly", "no", "--hz", "100", "--enable-debug-command", "local",
         "--dir", dir_, "--logfile", log, "--daemonize", "no"};
     // clang-format on
+    if (tls_) {
+        // Before args_, which may override any of them (e.g. --tls-cluster no). The bus port is
+        // explicit so that it stays the one checked free whatever tls-cluster says.
+        // clang-format off
+        argv.insert(argv.end(), {
+            "--tls-port", std::to_string(tls_port_),
+            "--cluster-port", std::to_string(tls_port_ + cluster_bus_offset),
+            "--tls-cert-file", tls_->cert_file, "--tls-key-file", tls_->key_file,
+            "--tls-ca-cert-file", tls_->ca_file, "--tls-auth-clients", "no",
+            "--tls-cluster", "yes", "--tls-replication", "yes"});
+        // clang-format on
+    }
     if (!sentinel_config_.empty()) {
         // The config file goes first; Sentinel rewrites it, so it is written once.
         const std::string conf = dir_ + "/sentinel.conf";
@@ -518,6 +542,19 @@ std::optional<std::size_t> index_of_port(const server_list& nodes, std::uint16_t
     return std::nullopt;
 }
 
+// Whether `port` is one of `s`'s: with TLS, a cluster names its TLS port to replicas (ROLE) and
+// to TLS clients, its plain port to plain clients.
+bool is_port_of(const redis_server& s, std::int64_t port)
+{
+    return port == s.port() || (s.tls_port() != 0 && port == s.tls_port());
+}
+
+// The port other nodes meet `s` on: its TLS port with TLS (its bus port is that + 10000).
+std::uint16_t meeting_port(const redis_server& s)
+{
+    return s.tls_port() != 0 ? s.tls_port() : s.port();
+}
+
 // The reply of CLUSTER SLOTS in RESP2: [[start, end, [ip, port, id, ...], replicas...], ...].
 slot_owners read_slot_owners(std::uint16_t port)
 {
@@ -635,11 +672,21 @@ std::optional<int> wait_for_exit(pid_t pid, std::chrono::milliseconds limit)
 // random ("optimize slaves allocation for anti-affinity"): replicas it put elsewhere are moved
 // to the master the layout promises.
 std::string create_with_redis_cli(const server_list& nodes, std::size_t masters,
-                                  std::size_t replicas_per_master)
+                                  std::size_t replicas_per_master,
+                                  const std::optional<tls_files>& tls)
 {
-    std::vector<std::string> argv = {find_program("redis-cli"), "--cluster", "create"};
+    // Over the TLS ports, as with a cluster that has no plain ones; but not when extra args
+    // turned tls-cluster off: the nodes then announce their plain ports, to which redis-cli
+    // --tls would wait forever for a TLS handshake.
+    const bool over_tls =
+        tls &&
+        redis_command(nodes[0]->port(), {"CONFIG", "GET", "tls-cluster"}) == "tls-cluster yes";
+    std::vector<std::string> argv = {find_program("redis-cli")};
+    if (over_tls)
+        argv.insert(argv.end(), {"--tls", "--cacert", tls->ca_file});
+    argv.insert(argv.end(), {"--cluster", "create"});
     for (auto& node : nodes)
-        argv.push_back("127.0.0.1:" + std::to_string(node->port()));
+        argv.push_back("127.0.0.1:" + std::to_string(over_tls ? node->tls_port() : node->port()));
     argv.insert(argv.end(),
                 {"--cluster-replicas", std::to_string(replicas_per_master), "--cluster-yes"});
     const std::string log = nodes[0]->dir() + "/cluster-create.log";
@@ -657,7 +704,7 @@ std::string create_with_redis_cli(const server_list& nodes, std::size_t masters,
         const auto& master = *nodes[(i - masters) / replicas_per_master];
         auto r = role(nodes[i]->port());
         if (r->elements >= 3 && r->element[2]->type == REDIS_REPLY_INTEGER &&
-            r->element[2]->integer == master.port())
+            is_port_of(master, r->element[2]->integer))
             continue;
         expect_ok(nodes[i]->port(),
                   {"CLUSTER", "REPLICATE", redis_command(master.port(), {"CLUSTER", "MYID"})});
@@ -681,7 +728,7 @@ std::string create_by_hand(const server_list& nodes, std::size_t masters,
         expect_ok(nodes[i]->port(), {"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
     for (std::size_t i = 1; i < nodes.size(); ++i)
         expect_ok(nodes[i]->port(),
-                  {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[0]->port())});
+                  {"CLUSTER", "MEET", "127.0.0.1", std::to_string(meeting_port(*nodes[0]))});
     // REPLICATE fails with "Unknown node" until gossip has introduced the master.
     for (std::size_t i = masters; i < nodes.size(); ++i) {
         const auto master = (i - masters) / replicas_per_master;
@@ -705,19 +752,58 @@ std::string create_by_hand(const server_list& nodes, std::size_t masters,
 
 }  // namespace
 
+std::string redis_server::tls_command(const std::vector<std::string>& args) const
+{
+    if (!tls_ || tls_port_ == 0)
+        throw std::logic_error("redis_server::tls_command: port " + std::to_string(port_) +
+                               " has no TLS port");
+    // clang-format off
+    std::vector<std::string> argv = {find_program("redis-cli"), "--tls", "--cacert", tls_->ca_file,
+                                     "-h", "127.0.0.1", "-p", std::to_string(tls_port_)};
+    // clang-format on
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string cmd;
+    for (auto& a : args)
+        cmd += (cmd.empty() ? "" : " ") + a;
+    // A file of its own per call: spawn_child appends, and calls may overlap across threads.
+    static std::atomic<unsigned> calls{0};
+    const std::string log = dir_ + "/redis-cli-" + std::to_string(++calls) + ".out";
+    const auto status = wait_for_exit(spawn_child(std::move(argv), {}, log), start_timeout);
+    const auto output = read_text(log);
+    std::error_code ec;
+    std::filesystem::remove(log, ec);
+    if (status != 0)
+        throw std::runtime_error(
+            "redis-cli --tls -p " + std::to_string(tls_port_) + " " + cmd + ": " +
+            (status ? "exited with " + std::to_string(*status) : std::string("timed out")) +
+            "; output:\n" + output);
+    std::string out;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        if (!out.empty())
+            out += ' ';
+        out += line;
+    }
+    return out;
+}
+
 cluster_deployment::cluster_deployment(std::size_t masters, std::size_t replicas_per_master,
-                                       std::vector<std::string> extra_args)
+                                       std::vector<std::string> extra_args,
+                                       std::optional<tls_files> tls)
 {
     if (masters == 0)
         throw std::invalid_argument("cluster_deployment: no masters");
     const std::size_t n = masters * (1 + replicas_per_master);
     for (std::size_t i = 0; i < n; ++i)
-        nodes_.push_back(redis_server::cluster_node(extra_args));
+        nodes_.push_back(redis_server::cluster_node(extra_args, tls));
 
     // redis-cli refuses fewer than 3 masters; the server does not, so tests of 1 or 2 masters
     // get the same steps by hand.
-    const auto created = masters >= 3 ? create_with_redis_cli(nodes_, masters, replicas_per_master)
-                                      : create_by_hand(nodes_, masters, replicas_per_master);
+    const auto created = masters >= 3
+                             ? create_with_redis_cli(nodes_, masters, replicas_per_master, tls)
+                             : create_by_hand(nodes_, masters, replicas_per_master);
 
     for (auto& node : nodes_)
         ids_.push_back(redis_command(node->port(), {"CLUSTER", "MYID"}));
@@ -734,7 +820,7 @@ cluster_deployment::cluster_deployment(std::size_t masters, std::size_t replicas
                     auto r = role(nodes_[i]->port());
                     if (r->elements < 4 || std::string_view(r->element[0]->str) != "slave" ||
                         r->element[2]->type != REDIS_REPLY_INTEGER ||
-                        r->element[2]->integer != nodes_[master]->port() ||
+                        !is_port_of(*nodes_[master], r->element[2]->integer) ||
                         r->element[3]->type != REDIS_REPLY_STRING ||
                         std::string_view(r->element[3]->str) != "connected")
                         return describe(nodes_, i) + " should be a connected replica of " +
@@ -756,6 +842,17 @@ std::string cluster_deployment::url() const
     std::string out = "redis-cluster://";
     for (std::size_t i = 0; i < nodes_.size(); ++i)
         out += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(nodes_[i]->port());
+    return out;
+}
+
+std::string cluster_deployment::tls_url() const
+{
+    std::string out = "rediss-cluster://";
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (nodes_[i]->tls_port() == 0)
+            throw std::logic_error("cluster_deployment::tls_url: the servers have no TLS port");
+        out += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(nodes_[i]->tls_port());
+    }
     return out;
 }
 
@@ -860,8 +957,12 @@ void cluster_deployment::promote_after_master_killed(std::size_t replica)
         r->element[2]->type != REDIS_REPLY_INTEGER)
         throw std::runtime_error("cluster_deployment::promote_after_master_killed: " +
                                  describe(nodes_, replica) + " is no replica: ROLE " + render(*r));
-    // The old master's slots as the replica knows them: the ones it must end up owning.
-    const auto old_master = static_cast<std::uint16_t>(r->element[2]->integer);
+    // The old master's slots as the replica knows them: the ones it must end up owning. ROLE
+    // names a TLS cluster's TLS port, CLUSTER SLOTS (asked over the plain port) the plain one.
+    auto old_master = static_cast<std::uint16_t>(r->element[2]->integer);
+    for (auto& node : nodes_)
+        if (is_port_of(*node, old_master))
+            old_master = node->port();
     const auto before = read_slot_owners(port);
     std::vector<std::size_t> slots;
     for (std::size_t s = 0; s < cluster_slots; ++s)

@@ -18,6 +18,14 @@
 
 namespace redlock::test {
 
+// PEM files for servers that speak TLS (see redis_server::cluster_node).
+struct tls_files
+{
+    std::string cert_file;  // the server's certificate, also its client certificate on the bus
+    std::string key_file;
+    std::string ca_file;  // trusted by the servers (bus, replication) and by redis-cli
+};
+
 class redis_server
 {
   public:
@@ -37,12 +45,18 @@ class redis_server
     // A cluster-enabled server, not yet part of any cluster (see cluster_deployment), on a port
     // P <= 55535 whose cluster bus port P+10000 was free too. nodes.conf lives in its dir, so
     // restart() keeps the node's identity. extra_args go last, as above.
-    static std::unique_ptr<redis_server> cluster_node(std::vector<std::string> extra_args = {});
+    // With `tls`, the server listens on a TLS port too (tls_port(); port() stays plain, for the
+    // harness's own commands), with `--tls-cluster yes --tls-replication yes` and
+    // `--tls-auth-clients no`; its cluster bus is on `--cluster-port` tls_port() + 10000, which
+    // was free (so an extra `--tls-cluster no` keeps a known bus port).
+    static std::unique_ptr<redis_server> cluster_node(std::vector<std::string> extra_args = {},
+                                                      std::optional<tls_files> tls = {});
     ~redis_server();
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
 
     std::uint16_t port() const { return port_; }
+    std::uint16_t tls_port() const { return tls_port_; }  // 0 without TLS
     std::string url() const;
     pid_t pid() const { return pid_; }
     const std::string& dir() const { return dir_; }  // holds redis.log
@@ -54,6 +68,13 @@ class redis_server
     bool running() const;
     bool paused() const { return paused_ && running(); }
 
+    // For a server with a TLS port: runs `redis-cli --tls --cacert CA -h 127.0.0.1
+    // -p tls_port() args...` (bounded, 5 s) and returns what it printed (raw, as redis-cli prints
+    // when not on a terminal), its non-empty lines joined by single spaces: an integer as digits,
+    // an array's elements in order, nil as "", an error reply as its text. Throws
+    // std::logic_error without a TLS port, std::runtime_error if redis-cli fails or times out.
+    std::string tls_command(const std::vector<std::string>& args) const;
+
   private:
     struct sentinel_config
     {
@@ -63,6 +84,7 @@ class redis_server
     struct cluster_config
     {
         std::vector<std::string> extra_args;
+        std::optional<tls_files> tls;
     };
     explicit redis_server(cluster_config config);
     void start_on_a_free_port();
@@ -77,6 +99,8 @@ class redis_server
     // For a Sentinel: the config file's first text (Sentinel rewrites the file as it runs).
     std::string sentinel_config_;
     bool cluster_bus_ = false;  // the port must leave room for a free bus port at +10000
+    std::optional<tls_files> tls_;
+    std::uint16_t tls_port_ = 0;  // with tls_: the bus port is tls_port_ + 10000 instead
 };
 
 class redis_cluster
@@ -101,7 +125,11 @@ class redis_cluster
 // than 3 masters: then with the same steps by hand, to the same layout). Server i < masters
 // is a master holding an even share of the slots in creation order (master 0 has slot 0);
 // replica j of master m is server masters + m * replicas_per_master + j (redis-cli shuffles
-// replicas among masters at random; the constructor moves them back). The constructor
+// replicas among masters at random; the constructor moves them back). With `tls`, every
+// server is a redis_server::cluster_node with TLS (its cluster bus and replication over TLS)
+// and redis-cli creates the cluster over the TLS ports (the plain ones if extra_args turn
+// tls-cluster off); the harness's own commands (and owner_of_slot's ports) still use the plain
+// ports. The constructor
 // returns once every node reports cluster_state:ok, all agree on the slot owners and every
 // replica's link to its master is up; it throws std::runtime_error with the details otherwise.
 // "Running" below means running() and not paused(): a stopped server cannot be asked anything.
@@ -110,13 +138,17 @@ class cluster_deployment
   public:
     // extra_args go to every server, last (see redis_server::cluster_node).
     explicit cluster_deployment(std::size_t masters, std::size_t replicas_per_master = 0,
-                                std::vector<std::string> extra_args = {});
+                                std::vector<std::string> extra_args = {},
+                                std::optional<tls_files> tls = {});
 
     std::size_t size() const { return nodes_.size(); }  // all servers, masters first
     redis_server& operator[](std::size_t i) { return *nodes_.at(i); }
     const redis_server& operator[](std::size_t i) const { return *nodes_.at(i); }
     // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,..." with every server as a seed.
     std::string url() const;
+    // "rediss-cluster://127.0.0.1:T1,127.0.0.1:T2,..." with every server's TLS port as a seed.
+    // Throws std::logic_error for a deployment without TLS.
+    std::string tls_url() const;
     // CLUSTER MYID of server i, read at creation (nodes.conf keeps it across restarts).
     std::string node_id(std::size_t i) const { return ids_.at(i); }
 

@@ -43,6 +43,32 @@ asio::awaitable<void> take(std::string name, redlock::client& c, redlock::guard&
     ++done;
 }
 
+// Starts `waiting` (which pauses 30 s between tries), waits until it listens on `channel` by
+// sharded pub/sub on the server at `port`, releases `held`, and answers the guard the waiter
+// got: within seconds only if the release message woke it.
+asio::awaitable<redlock::guard> woken_by_release(redlock::guard held, redlock::mutex waiting,
+                                                 std::uint16_t port, std::string channel)
+{
+    std::optional<boost::system::error_code> theirs;
+    redlock::guard their_guard;
+    waiting.async_acquire([&](boost::system::error_code ec, redlock::guard g) {
+        theirs = ec;
+        their_guard = std::move(g);
+    });
+    BOOST_TEST(co_await settles(
+        [&] {
+            return redis_command(port, {"PUBSUB", "SHARDNUMSUB", channel}) == channel + " 1";
+        },
+        10s));
+    const auto released = steady::now();
+    co_await held.release();
+    BOOST_TEST_REQUIRE(co_await settles([&] { return theirs.has_value(); }, 10s));
+    BOOST_TEST(!*theirs, theirs->message());
+    BOOST_TEST(their_guard.owns_lock());
+    BOOST_TEST((steady::now() - released < 5s));
+    co_return std::move(their_guard);
+}
+
 BOOST_AUTO_TEST_SUITE(cluster)
 
 BOOST_AUTO_TEST_CASE(locks_land_on_the_master_of_their_slot_on_every_master)
@@ -146,25 +172,9 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_through_sharded_pub_sub_on_the_key
         io,
         [&]() -> asio::awaitable<int> {
             redlock::guard held = co_await held_mutex.acquire();
-            std::optional<boost::system::error_code> theirs;
-            redlock::guard their_guard;
-            waiting_mutex.async_acquire([&](boost::system::error_code ec, redlock::guard g) {
-                theirs = ec;
-                their_guard = std::move(g);
-            });
-            BOOST_TEST(co_await settles(
-                [&] {
-                    return redis_command(master, {"PUBSUB", "SHARDNUMSUB", channel}) ==
-                           channel + " 1";
-                },
-                10s));
-            const auto released = steady::now();
-            co_await held.release();
-            BOOST_TEST_REQUIRE(co_await settles([&] { return theirs.has_value(); }, 10s));
-            BOOST_TEST(!*theirs, theirs->message());
-            BOOST_TEST(their_guard.owns_lock());
-            BOOST_TEST((steady::now() - released < 5s));
-            co_await their_guard.release();
+            redlock::guard theirs =
+                co_await woken_by_release(std::move(held), waiting_mutex, master, channel);
+            co_await theirs.release();
             co_return 0;
         }(),
         40s);
@@ -251,6 +261,45 @@ BOOST_AUTO_TEST_CASE(locks_reach_the_replica_promoted_after_a_master_dies)
         << " ms after the promotion");
     BOOST_TEST((redis_get(d[replica].port(), key) == g.value()));
     run(io, g.async_release(asio::as_tuple(asio::use_awaitable)));
+}
+
+BOOST_AUTO_TEST_CASE(redlock_over_a_cluster_and_two_standalone_servers)
+{
+    // Three nodes of one quorum: a whole cluster and two plain servers. The client names its
+    // helper keys for the cluster on every node, and wakes its waiters by sharded pub/sub on
+    // every node.
+    cluster_deployment d(3);
+    redis_server a;
+    redis_server b;
+    asio::io_context io;
+    const redlock::config cfg = config::from_urls({d.url(), a.url(), b.url()});
+    redlock::client holder(io.get_executor(), cfg);
+    redlock::client waiter(io.get_executor(), cfg);
+    const std::string key = "mixed";
+    const std::string counter = "redlock:fence:{mixed}";
+    auto held_mutex = holder.make_mutex(key, {.expiry = 20s, .fencing = true});
+    auto waiting_mutex =
+        waiter.make_mutex(key, {.expiry = 20s, .tries = 2, .retry_delay = 30s, .fencing = true});
+    run(
+        io,
+        [&]() -> asio::awaitable<int> {
+            redlock::guard held = co_await held_mutex.acquire();
+            // The quorum may have been the two servers, while the cluster's first request
+            // waited for its slot map: its key follows.
+            for (const std::uint16_t port : {d[holder_of(d, key)].port(), a.port(), b.port()}) {
+                BOOST_TEST(co_await settles([&] { return redis_get(port, key) == held.value(); }),
+                           port);
+                // Each node's counter; the token is the largest of them.
+                BOOST_TEST(redis_get(port, counter).has_value(), port);
+            }
+            const std::uint64_t token = held.fencing_token();
+            redlock::guard theirs = co_await woken_by_release(std::move(held), waiting_mutex,
+                                                              a.port(), "redlock:released:{mixed}");
+            BOOST_TEST(theirs.fencing_token() > token);
+            co_await theirs.release();
+            co_return 0;
+        }(),
+        40s);
 }
 
 BOOST_AUTO_TEST_CASE(cluster_and_standalone_urls_swapped_are_misconfigurations)
