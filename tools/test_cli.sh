@@ -269,6 +269,7 @@ usage_case "--nonblock takes no value" run --nodes "$nodes" -k k --nonblock=1 --
 usage_case "no KEY given" status --nodes "$nodes"
 usage_case "a comma in the host" run --nodes "redis://127.0.0.1:1,127.0.0.1:2" -k k -- true
 usage_case "names the master after the Sentinels" status --nodes "redis-sentinel://127.0.0.1:1" k
+usage_case "only database 0" status --nodes "redis://127.0.0.1:1,redis-cluster://127.0.0.1:2,127.0.0.1:3/4" k
 usage_case "unknown option '--wait'" status --nodes "$nodes" --wait 1s k
 usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
 usage_case "--key-prefix 'a\{b' opens a hash tag" run --nodes "$nodes" --key-prefix 'a{b' --key k -- true
