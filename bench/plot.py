@@ -2,19 +2,22 @@
 # SPDX-License-Identifier: BSL-1.0
 """Turns redlock_bench runs into the tables of docs/benchmarks.md and a latency plot.
 
-    bench/plot.py [--doc docs/benchmarks.md] [--png docs/benchmarks-latency.png] RUN.log...
+    bench/plot.py [--doc docs/benchmarks.md] [--png docs/benchmarks-latency.png]
+                  [--block NAME] RUN.log...
     bench/plot.py --check [--doc docs/benchmarks.md]
 
 Each RUN.log is the output of one redlock_bench run; only its `RESULT {json}` lines are read.
 Figures of the same scenario and parameters are combined across runs by their median (the
 spread is shown where it matters); a column or target that no run measured (logs of an older
 program) is left out. The tables replace whatever lies between the markers
-<!-- bench:results:begin --> and <!-- bench:results:end --> in the document, so the prose
-around them is kept; a document without the markers gets them appended. The block's first
-line names the logs (relative to the repository when they are in it), so that --check (the
-docs test) can regenerate the tables from them and compare: keep the logs of published
-figures in bench/results/. The plot (acquire latency percentiles against concurrency) is
-drawn by gnuplot (apt-get install gnuplot-nox); without gnuplot only the tables are written.
+<!-- bench:results:begin --> and <!-- bench:results:end --> in the document (with --block
+NAME, <!-- bench:NAME:begin --> and <!-- bench:NAME:end -->: a document may hold several
+blocks, each from runs of its own), so the prose around them is kept; a document without the
+markers gets them appended. A block's first line names the logs (relative to the repository
+when they are in it), so that --check (the docs test) can regenerate every block from them
+and compare: keep the logs of published figures in bench/results/. The plot (acquire latency
+percentiles against concurrency) is drawn by gnuplot (apt-get install gnuplot-nox); without
+gnuplot only the tables are written.
 Python 3 standard library only.
 """
 
@@ -22,14 +25,22 @@ import argparse
 import difflib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 
-BEGIN = "<!-- bench:results:begin -->"
-END = "<!-- bench:results:end -->"
+DEFAULT_BLOCK = "results"
+
+
+def markers(name):
+    """The begin and end markers of the generated block `name`."""
+    return f"<!-- bench:{name}:begin -->", f"<!-- bench:{name}:end -->"
+
+
+BLOCK_NAMES = re.compile(r"<!-- bench:([A-Za-z0-9_-]+):begin -->")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 LOGS = "<!-- bench:logs"  # the first line of the block: the logs it was generated from
 
@@ -88,6 +99,8 @@ def group_key(r):
         return (s, r["workers"], r["hold_ms"], r["retry"], r["clients"])
     if s == "held":
         return (s, r["k"], r["expiry_ms"], r["extended_by"])
+    if s == "cluster":
+        return (s, r["masters"], r["concurrency"])
     return (s,)
 
 
@@ -202,6 +215,13 @@ def errors(g):
     return f"{num(g.hi('acquire_errors'))}/{num(g.hi('release_errors'))}"
 
 
+def bound_by_depth(g):
+    """A cluster's raw cycles/s at each pipeline depth measured: "16: 1,000, 64: 2,000"."""
+    prefix = "bound_cycles_per_s_by_depth."
+    depths = sorted({int(f[len(prefix):]) for r in g.runs for f in r if f.startswith(prefix)})
+    return ", ".join(f"{d}: {num(g.med(prefix + str(d)))}" for d in depths) or "–"
+
+
 def render(groups, metas, png_name, sources):
     lines = []
     runs = len([m for m in metas if m[1]["scenario"] == "meta"])
@@ -215,7 +235,9 @@ def render(groups, metas, png_name, sources):
         + ": each figure is the median over the runs (min–max in brackets where shown). "
         f"Machine: {meta.get('cpus', '?')} CPUs ({meta.get('cpu_model', '?')}), kernel "
         f"{meta.get('kernel', '?')}, redis {meta.get('redis_version', '?')}, "
-        f"{meta.get('nodes', '?')} nodes, g++ {meta.get('compiler', '?')}"
+        + (f"{meta.get('nodes', '?')} nodes, " if any(k[0] != "cluster" for k in groups)
+           else "")
+        + f"g++ {meta.get('compiler', '?')}"
         f"{'' if meta.get('optimized', True) else ' (NOT optimized)'}, "
         f"{num(meta.get('duration_s'), 1)} s per measurement. "
         f"Load average (1, 5, 15 min) at the start of each run: {'; '.join(loads)}.")
@@ -379,8 +401,44 @@ def render(groups, metas, png_name, sources):
             ("extend errors (max)", lambda k, g: num(g.hi("extend_errors"))),
         ]))
 
+    # --- cluster --------------------------------------------------------------------------
+    clu = sorted(k for k in groups if k[0] == "cluster")
+    if clu:
+        section(lines, "(f) Cluster: one node that is a Redis Cluster", column_table(groups, clu, [
+            ("masters", lambda k, g: k[1]),
+            ("C", lambda k, g: k[2]),
+            ("cycles/s", lambda k, g: spread(g, "cycles_per_s")),
+            ("raw bound cycles/s", lambda k, g: spread(g, "bound.cycles_per_s")),
+            ("÷ raw bound", lambda k, g: spread(g, "vs_bound", 2)),
+            ("raw cycles/s by depth", lambda k, g: bound_by_depth(g)),
+            ("acquire p50 us", lambda k, g: num(g.med("acquire_us.p50"))),
+            ("p99", lambda k, g: num(g.med("acquire_us.p99"))),
+            ("release p50 us", lambda k, g: num(g.med("release_us.p50"))),
+            ("client cores", lambda k, g: num(g.med("client_cores"), 2)),
+            ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+            ("client CPU us per cycle", lambda k, g: num(g.med("client_cpu_us_per_cycle"), 1)),
+            ("servers CPU us per cycle",
+             lambda k, g: cores(g.med("servers_cpu_us_per_cycle"), 1)),
+            ("rest of the machine cores: measurement / raw bound",
+             lambda k, g: f"{cores(g.med('others_cores'))} / {cores(g.med('bound.others_cores'))}"),
+            ("raw bound: client / servers CPU us per cycle",
+             lambda k, g: f"{num(g.med('bound.client_cpu_us_per_cycle'), 1)} / "
+                          f"{cores(g.med('bound.servers_cpu_us_per_cycle'), 1)}"),
+            ("errors acq/rel (max)", lambda k, g: errors(g)),
+        ]), "One node, `redis-cluster://` with every server as a seed (quorum 1), whose "
+            "masters share the 16,384 slots evenly; C coroutines, each looping `acquire` then "
+            "`release` on a key of its own, so that the keys spread over the masters by their "
+            "slots. A cycle is one acquire and one release: a `SET NX PX` and a "
+            "compare-and-delete, both on the key's master. Raw bound: the same two requests "
+            "sent straight to each master on one connection per master, pipelined, on keys of "
+            "that master's slots, summed over the masters, at each pipeline depth (the best "
+            "counts). CPU per cycle: cores ÷ cycles/s; the servers' is summed over the masters, "
+            "and each cycle runs on one of them. Rest of the machine: the CPU used meanwhile by "
+            "everything else (other programs, and kernel work charged to no process), which the "
+            "measurement could not use.")
+
     # --- targets ------------------------------------------------------------------------
-    checks = target_checks(groups, unc, deg, con, held, pipelined)
+    checks = target_checks(groups, unc, deg, con, held, pipelined, clu)
     if checks:
         section(lines, "Targets", table(
             ["target", "measured (median)", "met"],
@@ -389,7 +447,7 @@ def render(groups, metas, png_name, sources):
     return "\n".join(lines).rstrip() + "\n"
 
 
-def target_checks(groups, unc, deg, con, held, pipelined):
+def target_checks(groups, unc, deg, con, held, pipelined, clu):
     """(target, measured, note, met) for each performance target the runs have data for."""
     checks = []
     best = max(unc, key=lambda k: groups[k].med("cycles_per_s") or 0, default=None)
@@ -459,29 +517,35 @@ def target_checks(groups, unc, deg, con, held, pipelined):
                            b <= 1024))
             checks.append((f"(c) K={num(k[1])}: client < 1/3 core at {k[2] / 1000:g} s expiry",
                            f"{num(c, 3)} cores", None, c < 1 / 3))
+    for k in clu:
+        r = groups[k].med("vs_bound")
+        checks.append((f"(f) {k[1]} master(s), C={k[2]}: ≥ 0.7 of the same cluster's raw bound",
+                       num(r, 2), None, r is not None and r >= 0.7))
     return checks
 
 
-def split_doc(text, path):
-    """(before, block, after) of a document around its generated block (block None when it
-    has none)."""
-    if text.count(BEGIN) > 1 or text.count(END) > 1:
-        sys.exit(f"plot.py: {path} has more than one {BEGIN} ... {END} block; keep one")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        block, tail = rest.split(END, 1)
+def split_doc(text, path, name=DEFAULT_BLOCK):
+    """(before, block, after) of a document around its generated block `name` (block None when
+    it has none)."""
+    begin, end = markers(name)
+    if text.count(begin) > 1 or text.count(end) > 1:
+        sys.exit(f"plot.py: {path} has more than one {begin} ... {end} block; keep one")
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        block, tail = rest.split(end, 1)
         return head, block.strip("\n") + "\n", tail.lstrip("\n")
     return text, None, ""
 
 
-def write_doc(path, body):
-    block = f"{BEGIN}\n{body}{END}\n"
+def write_doc(path, body, name=DEFAULT_BLOCK):
+    begin, end = markers(name)
+    block = f"{begin}\n{body}{end}\n"
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
     else:
         text = "# Benchmarks\n\n## Results\n\n"
-    head, old, tail = split_doc(text, path)
+    head, old, tail = split_doc(text, path, name)
     if old is not None:
         text = head + block + ("\n" + tail if tail else "")
     else:
@@ -547,28 +611,37 @@ def repo_relative(path):
 
 
 def check(doc, png):
-    """0 when the generated block of `doc` is what its own logs give now; 1 with a diff
-    otherwise. The logs are those its first line names, and must lie in the repository."""
+    """0 when every generated block of `doc` is what its own logs give now; 1 with a diff
+    otherwise. The logs are those each block's first line names, and must lie in the
+    repository."""
     with open(doc, encoding="utf-8") as f:
-        _, block, _ = split_doc(f.read(), doc)
+        text = f.read()
+    names = list(dict.fromkeys(BLOCK_NAMES.findall(text))) or [DEFAULT_BLOCK]
+    return max(check_block(doc, png, text, name) for name in names)
+
+
+def check_block(doc, png, text, name):
+    """check() for the block `name`."""
+    _, block, _ = split_doc(text, doc, name)
     if block is None or not block.startswith(LOGS):
-        print(f"plot.py: {doc} has no generated block naming its logs ({LOGS} ...)")
+        print(f"plot.py: {doc} has no generated block {name} naming its logs ({LOGS} ...)")
         return 1
     sources = block.split("\n", 1)[0][len(LOGS):].replace("-->", "").split()
     outside = [s for s in sources if os.path.isabs(s) or not os.path.isfile(os.path.join(ROOT, s))]
     if outside or not sources:
-        print(f"plot.py: {doc} was generated from logs that are not in the repository: "
-              f"{' '.join(outside) or '(none)'}; copy them to bench/results/NAME/ and rerun "
-              f"bench/plot.py with them")
+        print(f"plot.py: block {name} of {doc} was generated from logs that are not in the "
+              f"repository: {' '.join(outside) or '(none)'}; copy them to bench/results/NAME/ "
+              f"and rerun bench/plot.py with them")
         return 1
     groups, metas = read_runs([os.path.join(ROOT, s) for s in sources])
     png_name = os.path.relpath(png, os.path.dirname(os.path.abspath(doc)))
     expected = render(groups, metas, png_name if os.path.isfile(png) else None, sources)
     if expected == block:
-        print(f"plot.py: the tables of {doc} match {len(sources)} log(s)")
+        print(f"plot.py: the tables of block {name} of {doc} match {len(sources)} log(s)")
         return 0
-    print(f"plot.py: the tables of {doc} differ from what bench/plot.py makes of its logs "
-          f"(rerun: bench/plot.py --doc {doc} {' '.join(sources)}):")
+    option = "" if name == DEFAULT_BLOCK else f" --block {name}"
+    print(f"plot.py: the tables of block {name} of {doc} differ from what bench/plot.py makes "
+          f"of its logs (rerun: bench/plot.py --doc {doc}{option} {' '.join(sources)}):")
     sys.stdout.writelines(difflib.unified_diff(block.splitlines(True), expected.splitlines(True),
                                                "document", "generated"))
     return 1
@@ -578,6 +651,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "benchmarks-latency.png"))
+    ap.add_argument("--block", default=DEFAULT_BLOCK,
+                    help="the generated block to write (<!-- bench:BLOCK:begin --> ...)")
     ap.add_argument("--stdout", action="store_true", help="print the tables, write nothing")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 when the document's tables differ from what its logs give")
@@ -596,8 +671,8 @@ def main():
         print(render(groups, metas, None, sources))
         return
     have_png = plot(groups, os.path.abspath(a.png)) or os.path.isfile(a.png)
-    write_doc(a.doc, render(groups, metas, png_name if have_png else None, sources))
-    print(f"plot.py: wrote {a.doc}" + (f" and {a.png}" if have_png else ""))
+    write_doc(a.doc, render(groups, metas, png_name if have_png else None, sources), a.block)
+    print(f"plot.py: wrote block {a.block} of {a.doc}" + (f" and {a.png}" if have_png else ""))
 
 
 if __name__ == "__main__":

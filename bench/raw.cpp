@@ -8,13 +8,13 @@
 #include "detail/connection.hpp"
 #include "detail/resp.hpp"
 #include "detail/scripts.hpp"
-#include "detail/strand.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include <algorithm>
@@ -68,7 +68,10 @@ struct node_set
     }
 
     asio::io_context io{1};
-    asio::any_io_executor strand = rd::make_client_strand(io.get_executor());
+    // The strand make_client_strand makes for an io_context, built directly: through its
+    // type-erased argument g++ -O3 warns falsely (-Wmaybe-uninitialized) about the
+    // thread_pool branch.
+    asio::any_io_executor strand = asio::make_strand(io.get_executor());
     std::vector<redlock::node> nodes;
     rd::connection_settings settings;
 };
@@ -316,10 +319,21 @@ std::string node_request(const std::string& url, std::initializer_list<std::stri
     return r.reply.type == rd::resp::kind::integer ? std::to_string(r.reply.integer) : r.reply.text;
 }
 
-raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int depth,
-                                      int connections_per_node, clock::duration warmup,
-                                      clock::duration measure, const std::string& key_prefix,
-                                      const std::vector<int>& server_pids)
+namespace {
+
+// What one pump works on: the node it is connected to and its keys.
+struct pump_plan
+{
+    std::size_t node;
+    std::vector<std::string> keys;
+};
+
+// One connection per plan, all driven at once, each submitting batches of `depth` requests on
+// its keys; the figures but the cycles.
+raw_throughput_figures run_pumps(const std::vector<std::string>& urls,
+                                 const std::vector<pump_plan>& plans, int depth,
+                                 clock::duration warmup, clock::duration measure,
+                                 const std::vector<int>& server_pids)
 {
     if (depth != 1 && depth % 2 != 0) {
         throw std::invalid_argument("raw pipeline depth must be 1 or even");
@@ -327,24 +341,19 @@ raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int 
     node_set ns(urls);
     pump_shared sh;
     std::vector<std::shared_ptr<pump>> pumps;
-    for (std::size_t n = 0; n < urls.size(); ++n) {
-        for (int c = 0; c < connections_per_node; ++c) {
-            const std::string key_base =
-                key_prefix + ":" + std::to_string(n) + ":" + std::to_string(c) + ":";
-            std::vector<rd::request> requests;
-            for (int k = 0; k < std::max(depth / 2, 1); ++k) {
-                requests.push_back(set_request(key_base + std::to_string(k)));
-                requests.push_back(delete_request(key_base + std::to_string(k)));
-            }
-            const std::size_t batch = depth == 1 ? 1 : requests.size();
-            pumps.push_back(
-                std::make_shared<pump>(ns.connect(n), std::move(requests), batch, sh, ns.strand));
+    for (const auto& plan : plans) {
+        std::vector<rd::request> requests;
+        for (const auto& key : plan.keys) {
+            requests.push_back(set_request(key));
+            requests.push_back(delete_request(key));
         }
+        const std::size_t batch = depth == 1 ? 1 : requests.size();
+        pumps.push_back(std::make_shared<pump>(ns.connect(plan.node), std::move(requests), batch,
+                                               sh, ns.strand));
     }
 
     raw_throughput_figures f;
     f.depth = depth;
-    f.connections_per_node = connections_per_node;
     cpu_meter cpu(server_pids);
     clock::time_point t0, t1;
     asio::co_spawn(
@@ -372,12 +381,68 @@ raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int 
     f.seconds = seconds(t1 - t0);
     f.commands = sh.commands;
     f.commands_per_s = static_cast<double>(f.commands) / f.seconds;
-    f.cycles_per_s = f.commands_per_s / (2.0 * static_cast<double>(urls.size()));
     f.batch_latency = std::move(sh.batch_latency);
     f.client_cores = cpu.client_cores();
     f.servers_cores = cpu.servers_cores();
+    f.others_cores = cpu.others_cores();
     f.replies_as_expected = sh.unexpected == 0;
     f.first_unexpected = sh.first_unexpected;
+    return f;
+}
+
+// Keys for a batch of `depth` requests: depth/2 keys, SET then delete each (depth 1
+// alternates the two on one key).
+std::size_t keys_per_batch(int depth)
+{
+    return static_cast<std::size_t>(std::max(depth / 2, 1));
+}
+
+}  // namespace
+
+raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int depth,
+                                      int connections_per_node, clock::duration warmup,
+                                      clock::duration measure, const std::string& key_prefix,
+                                      const std::vector<int>& server_pids)
+{
+    std::vector<pump_plan> plans;
+    for (std::size_t n = 0; n < urls.size(); ++n) {
+        for (int c = 0; c < connections_per_node; ++c) {
+            const std::string key_base =
+                key_prefix + ":" + std::to_string(n) + ":" + std::to_string(c) + ":";
+            pump_plan plan{n, {}};
+            for (std::size_t k = 0; k < keys_per_batch(depth); ++k) {
+                plan.keys.push_back(key_base + std::to_string(k));
+            }
+            plans.push_back(std::move(plan));
+        }
+    }
+    auto f = run_pumps(urls, plans, depth, warmup, measure, server_pids);
+    f.connections_per_node = connections_per_node;
+    f.cycles_per_s = f.commands_per_s / (2.0 * static_cast<double>(urls.size()));
+    return f;
+}
+
+raw_throughput_figures raw_throughput_on_keys(const std::vector<std::string>& urls,
+                                              const std::vector<std::vector<std::string>>& keys,
+                                              int depth, clock::duration warmup,
+                                              clock::duration measure,
+                                              const std::vector<int>& server_pids)
+{
+    if (keys.size() != urls.size()) {
+        throw std::invalid_argument("raw_throughput_on_keys: one key list per node");
+    }
+    std::vector<pump_plan> plans;
+    for (std::size_t n = 0; n < urls.size(); ++n) {
+        if (keys[n].size() < keys_per_batch(depth)) {
+            throw std::invalid_argument("raw_throughput_on_keys: too few keys for the depth");
+        }
+        plans.push_back({n,
+                         {keys[n].begin(),
+                          keys[n].begin() + static_cast<std::ptrdiff_t>(keys_per_batch(depth))}});
+    }
+    auto f = run_pumps(urls, plans, depth, warmup, measure, server_pids);
+    f.connections_per_node = 1;
+    f.cycles_per_s = f.commands_per_s / 2.0;
     return f;
 }
 

@@ -29,12 +29,16 @@ struct raw_throughput_figures
     double seconds = 0;
     std::int64_t commands = 0;
     double commands_per_s = 0;
-    /// Commands per second / (2 x nodes): SET NX PX + compare-and-delete on every node.
+    /// Lock cycles per second. raw_throughput: commands per second / (2 x nodes), SET NX PX +
+    /// compare-and-delete on every node. raw_throughput_on_keys: commands per second / 2,
+    /// SET NX PX + compare-and-delete on one node (a Redis Cluster's master of the key).
     double cycles_per_s = 0;
     /// Round trip of one pipelined batch (depth commands) on one connection.
     samples batch_latency;
     double client_cores = 0;
     double servers_cores = -1;
+    /// The rest of the machine meanwhile (cpu_meter::others_cores).
+    double others_cores = -1;
     /// Replies checked: every SET answered OK and every delete 1, no error reply.
     bool replies_as_expected = true;
     /// The first reply (or failure) that was not as expected.
@@ -48,6 +52,16 @@ raw_throughput_figures raw_throughput(const std::vector<std::string>& urls, int 
                                       int connections_per_node, clock::duration warmup,
                                       clock::duration measure, const std::string& key_prefix,
                                       const std::vector<int>& server_pids);
+
+/// One connection to each node, all driven at once; the connection to node n submits
+/// `depth` requests on the first depth/2 keys of keys[n] (SET then delete each; depth 1
+/// alternates the two on its first key), waits for all their replies, and repeats. For a
+/// Redis Cluster: its masters' URLs, each with keys whose slots it owns.
+raw_throughput_figures raw_throughput_on_keys(const std::vector<std::string>& urls,
+                                              const std::vector<std::vector<std::string>>& keys,
+                                              int depth, clock::duration warmup,
+                                              clock::duration measure,
+                                              const std::vector<int>& server_pids);
 
 struct raw_latency_figures
 {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // redlock_bench: how fast the library locks, against 5 local Redis masters it starts itself
 // (or the ones given with --nodes), and how that compares with what the same servers do for
-// the same commands sent raw in the same run. See docs/benchmarks.md.
+// the same commands sent raw in the same run; scenario cluster starts Redis Clusters of its
+// own and uses each as the one node. See docs/benchmarks.md.
 //
-//   redlock_bench [--scenario all|server|uncontended|degraded|contended|held[,...]]
+//   redlock_bench [--scenario all|server|uncontended|degraded|contended|held|cluster[,...]]
 //                 [--duration S]
 //                 [--concurrency 1,64,256] [--held K] [--nodes URL,...] ...   (--help)
 //
@@ -56,6 +57,9 @@ struct arguments
     std::vector<int> raw_connections = {1, 8};
     std::vector<std::string> nodes;
     int servers = 5;
+    std::vector<int> masters = {1, 2, 3};
+    int cluster_concurrency = 256;
+    std::vector<int> cluster_depths = {16, 64, 256};
 };
 
 [[noreturn]] void usage(const std::string& problem, int status = 2)
@@ -65,7 +69,7 @@ struct arguments
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
         "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
-        "                       held\n"
+        "                       held,cluster\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
@@ -88,7 +92,12 @@ struct arguments
         " server:\n"
         "  --depths LIST        pipeline depths of the raw sender, 1 or even (default 1,16)\n"
         "  --raw-connections LIST  raw connections per node (default 1,8: 1 as the library\n"
-        "                       has, 8 to load the servers fully)\n",
+        "                       has, 8 to load the servers fully)\n"
+        " cluster (a Redis Cluster as the one node, started for it, also with --nodes):\n"
+        "  --masters LIST       its masters, one cluster each (default 1,2,3)\n"
+        "  --cluster-concurrency C  coroutines, each on its own key (default 256)\n"
+        "  --cluster-depths LIST    pipeline depths of its raw bound, 1 or even; the best\n"
+        "                       counts (default 16,64,256)\n",
         problem.c_str());
     std::exit(status);
 }
@@ -176,9 +185,9 @@ arguments parse(int argc, char** argv)
             return out;
         };
         if (flag == "--scenario") {
-            for (const auto& s :
-                 one_of(flag, value,
-                        {"all", "server", "uncontended", "degraded", "contended", "held"})) {
+            for (const auto& s : one_of(flag, value,
+                                        {"all", "server", "uncontended", "degraded", "contended",
+                                         "held", "cluster"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--duration") {
@@ -210,6 +219,17 @@ arguments parse(int argc, char** argv)
                     usage("--depths: a depth is 1 or even (SET and delete go in pairs)");
                 }
             }
+        } else if (flag == "--masters") {
+            a.masters = ints(1, 16);
+        } else if (flag == "--cluster-concurrency") {
+            a.cluster_concurrency = integer(flag, value, 1, 100000);
+        } else if (flag == "--cluster-depths") {
+            a.cluster_depths = ints(1, 4096);
+            for (int d : a.cluster_depths) {
+                if (d != 1 && d % 2 != 0) {
+                    usage("--cluster-depths: a depth is 1 or even (SET and delete go in pairs)");
+                }
+            }
         } else if (flag == "--raw-connections") {
             a.raw_connections = ints(1, 1000);
         } else if (flag == "--nodes") {
@@ -224,7 +244,7 @@ arguments parse(int argc, char** argv)
         }
     }
     if (a.scenarios.empty() || a.scenarios.count("all")) {
-        a.scenarios = {"server", "uncontended", "degraded", "contended", "held"};
+        a.scenarios = {"server", "uncontended", "degraded", "contended", "held", "cluster"};
     }
     if (a.stopped_node >= a.servers) {
         usage("--stopped-node must name one of the --servers started");
@@ -345,6 +365,9 @@ int main(int argc, char** argv)
         }
         if (a.scenarios.count("held")) {
             bench::run_held(rs, a.held, std::chrono::milliseconds(a.expiry_ms), a.watchdog);
+        }
+        if (a.scenarios.count("cluster")) {
+            bench::run_cluster(rs, a.masters, a.cluster_concurrency, a.cluster_depths);
         }
         bench::result(bench::json().add("scenario", "meta_end").add("loadavg", loadavg()));
         if (bench::failures() > 0) {

@@ -9,7 +9,8 @@
 # until the machine is quiet: less than half a core busy over 2 s, so that a build running
 # at the same time does not end up in the figures. Logs go to LOG_DIR (default
 # ${TMPDIR:-/tmp}/redlock-bench-runs/DATE). Without arguments after --, every scenario runs
-# with its defaults (about 3 minutes a run).
+# with its defaults (about 4 minutes a run). The figures go to the generated block BLOCK
+# (default results) of docs/benchmarks.md, e.g. BLOCK=cluster for runs of --scenario cluster.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,5 +69,5 @@ for ((i = 1; i <= runs; i++)); do
 done
 
 python3 "$here/plot.py" --doc "$root/docs/benchmarks.md" --png "$root/docs/benchmarks-latency.png" \
-    "${logs[@]}"
+    --block "${BLOCK:-results}" "${logs[@]}"
 echo "run.sh: logs in $log_dir" >&2

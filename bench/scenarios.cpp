@@ -2,6 +2,7 @@
 #include "scenarios.hpp"
 
 #include "raw.hpp"
+#include "servers.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -214,9 +215,25 @@ struct uncontended_figures
     samples release;
     double client_cores = 0;
     double servers_cores = 0;
+    double others_cores = -1;
 
     double rate() const { return cycles > 0 ? static_cast<double>(cycles) / seconds : 0.0; }
 };
+
+// `j` with the figures of one uncontended measurement, as the scenarios that run one report
+// them.
+json& add_figures(json& j, uncontended_figures& f)
+{
+    return j.add("duration_s", f.seconds)
+        .add("cycles", f.cycles)
+        .add("cycles_per_s", f.rate())
+        .add("acquire_us", latency_json(f.acquire))
+        .add("release_us", latency_json(f.release))
+        .add("acquire_errors", f.acquire_errors)
+        .add("release_errors", f.release_errors)
+        .add("client_cores", f.client_cores)
+        .add("servers_cores", f.servers_cores);
+}
 
 // `concurrency` coroutines, each looping acquire + release on its own key (named with `tag`
 // so that measurements never share keys), for the warm-up and then the measured window.
@@ -297,6 +314,7 @@ uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
     f.seconds = seconds(t1 - t0);
     f.client_cores = cpu.client_cores();
     f.servers_cores = cpu.servers_cores();
+    f.others_cores = cpu.others_cores();
     return f;
 }
 
@@ -326,7 +344,6 @@ class stopped_process
 void run_uncontended(const run_settings& rs, int concurrency, const server_bound& bound)
 {
     auto f = measure_uncontended(rs, concurrency, "u" + std::to_string(concurrency));
-    const double secs = f.seconds;
     const double rate = f.rate();
     const double vs_pipelined = ratio(rate, bound.pipelined_cycles_per_s);
     const double vs_unpipelined = ratio(rate, bound.unpipelined_cycles_per_s);
@@ -355,19 +372,11 @@ void run_uncontended(const run_settings& rs, int concurrency, const server_bound
                           static_cast<long long>(f.acquire_errors),
                           static_cast<long long>(f.release_errors)));
     }
-    result(json()
-               .add("scenario", "uncontended")
-               .add("concurrency", concurrency)
-               .add("nodes", rs.urls.size())
-               .add("duration_s", secs)
-               .add("cycles", f.cycles)
-               .add("cycles_per_s", rate)
-               .add("acquire_us", latency_json(f.acquire))
-               .add("release_us", latency_json(f.release))
-               .add("acquire_errors", f.acquire_errors)
-               .add("release_errors", f.release_errors)
-               .add("client_cores", f.client_cores)
-               .add("servers_cores", f.servers_cores)
+    result(add_figures(json()
+                           .add("scenario", "uncontended")
+                           .add("concurrency", concurrency)
+                           .add("nodes", rs.urls.size()),
+                       f)
                .add("vs_server_pipelined", vs_pipelined)
                .add("vs_server_unpipelined", vs_unpipelined)
                .add("acquire_p50_vs_raw_round", ratio(p50, bound.round_set_quorum_p50_us))
@@ -912,6 +921,111 @@ void run_held(const run_settings& rs, int k, milliseconds expiry, bool watchdog)
                .add("still_owned", still_owned)
                .add("release_s", release_s)
                .add("release_errors", sh.release_errors));
+}
+
+// ---------------------------------------------------------------------------------------
+// (f) cluster
+
+void run_cluster(const run_settings& rs, const std::vector<int>& masters, int concurrency,
+                 const std::vector<int>& depths)
+{
+    for (int m : masters) {
+        local_cluster cluster(m);
+        run_settings crs = rs;
+        crs.urls = {cluster.url()};
+        crs.server_pids.clear();
+        for (pid_t p : cluster.pids()) {
+            crs.server_pids.push_back(static_cast<int>(p));
+        }
+        const std::string tag = "cl" + std::to_string(m);
+
+        // The bound: every master driven directly, on keys of its own slots.
+        const int deepest = *std::max_element(depths.begin(), depths.end());
+        std::vector<std::vector<std::string>> keys;
+        for (std::size_t i = 0; i < cluster.masters(); ++i) {
+            keys.push_back(cluster.keys_owned_by(
+                i, static_cast<std::size_t>(std::max(deepest / 2, 1)),
+                rs.key_prefix + ":" + tag + ":raw:" + std::to_string(i) + ":"));
+        }
+        std::optional<raw_throughput_figures> bound;
+        json by_depth;  // cycles/s at each depth
+        for (int depth : depths) {
+            auto b = raw_throughput_on_keys(cluster.master_urls(), keys, depth, rs.warmup,
+                                            rs.duration, crs.server_pids);
+            say(
+                strf("cluster %d master(s), raw bound at depth %d, one connection per master: "
+                     "%s commands/s = %s cycles/s, batch p50 %.0f us; client %.2f cores, "
+                     "servers %s cores, rest of the machine %s cores%s",
+                     m, depth, grouped(b.commands_per_s).c_str(), grouped(b.cycles_per_s).c_str(),
+                     b.batch_latency.percentile_us(50), b.client_cores,
+                     cores_text(b.servers_cores).c_str(), cores_text(b.others_cores).c_str(),
+                     b.replies_as_expected ? "" : "; WARNING: unexpected replies"));
+            if (!b.replies_as_expected) {
+                note_failure(
+                    strf("cluster %d master(s): the raw sender got replies other than "
+                         "OK and 1, first: %s",
+                         m, b.first_unexpected.c_str()));
+            }
+            by_depth.add(std::to_string(depth), b.cycles_per_s);
+            if (!bound || b.cycles_per_s > bound->cycles_per_s) {
+                bound = std::move(b);
+            }
+        }
+
+        // The library, the cluster as its one node.
+        auto f = measure_uncontended(crs, concurrency, tag + ":u" + std::to_string(concurrency));
+        const double rate = f.rate();
+        const double vs_bound = ratio(rate, bound->cycles_per_s);
+        // CPU per lock cycle: what the projection to more machines is made of.
+        const double client_us = ratio(f.client_cores * 1e6, rate);
+        const double servers_us = f.servers_cores < 0 ? -1 : ratio(f.servers_cores * 1e6, rate);
+        const double bound_client_us = ratio(bound->client_cores * 1e6, bound->cycles_per_s);
+        const double bound_servers_us =
+            bound->servers_cores < 0 ? -1 : ratio(bound->servers_cores * 1e6, bound->cycles_per_s);
+        say(
+            strf("cluster %d master(s), C=%d: %s cycles/s (%s of the raw bound of the same "
+                 "cluster, %s cycles/s at depth %d), acquire p50 %.0f us p99 %.0f us, release "
+                 "p50 %.0f us; errors %lld/%lld; client %.2f cores (%.1f us per cycle), servers "
+                 "%s cores (%.1f us per cycle), rest of the machine %s cores",
+                 m, concurrency, grouped(rate).c_str(), ratio_text(vs_bound).c_str(),
+                 grouped(bound->cycles_per_s).c_str(), bound->depth, f.acquire.percentile_us(50),
+                 f.acquire.percentile_us(99), f.release.percentile_us(50),
+                 static_cast<long long>(f.acquire_errors), static_cast<long long>(f.release_errors),
+                 f.client_cores, client_us, cores_text(f.servers_cores).c_str(), servers_us,
+                 cores_text(f.others_cores).c_str()));
+        if (!f.first_error.empty()) {
+            say("first error: " + f.first_error);
+        }
+        if (f.acquire_errors + f.release_errors > 0) {
+            note_failure(strf("cluster %d master(s), C=%d: %lld acquire and %lld release errors", m,
+                              concurrency, static_cast<long long>(f.acquire_errors),
+                              static_cast<long long>(f.release_errors)));
+        }
+        result(add_figures(json()
+                               .add("scenario", "cluster")
+                               .add("masters", m)
+                               .add("concurrency", concurrency)
+                               .add("nodes", crs.urls.size()),
+                           f)
+                   .add("client_cpu_us_per_cycle", client_us)
+                   .add("servers_cpu_us_per_cycle", servers_us)
+                   .add("others_cores", f.others_cores)
+                   .add("vs_bound", vs_bound)
+                   .add("bound", json()
+                                     .add("depth", bound->depth)
+                                     .add("connections_per_master", 1)
+                                     .add("duration_s", bound->seconds)
+                                     .add("commands_per_s", bound->commands_per_s)
+                                     .add("cycles_per_s", bound->cycles_per_s)
+                                     .add("batch_us", latency_json(bound->batch_latency))
+                                     .add("client_cores", bound->client_cores)
+                                     .add("servers_cores", bound->servers_cores)
+                                     .add("client_cpu_us_per_cycle", bound_client_us)
+                                     .add("servers_cpu_us_per_cycle", bound_servers_us)
+                                     .add("others_cores", bound->others_cores)
+                                     .add("replies_as_expected", bound->replies_as_expected))
+                   .add("bound_cycles_per_s_by_depth", by_depth));
+    }
 }
 
 }  // namespace bench

@@ -73,6 +73,16 @@ std::int64_t run_contended(const run_settings& rs, int workers, std::chrono::mil
 /// this program (or by the library's watchdog with `watchdog`, where the library has one).
 void run_held(const run_settings& rs, int k, std::chrono::milliseconds expiry, bool watchdog);
 
+/// (f) A Redis Cluster as the one node: for each count in `masters`, a cluster of that many
+/// masters started for it (without replicas), measured two ways. The uncontended loop of (a)
+/// with `concurrency` coroutines against the single node `redis-cluster://...`, and the raw
+/// bound of the same cluster: SET NX PX and compare-and-delete sent straight to each master
+/// on one connection per master, in pipelines of each of `depths` (the best counts), on keys
+/// whose slots that master owns, summed over the masters, in lock cycles/s (a cycle is one
+/// SET and one delete, both on the key's master). The servers' CPU is that of the cluster.
+void run_cluster(const run_settings& rs, const std::vector<int>& masters, int concurrency,
+                 const std::vector<int>& depths);
+
 /// Whether the library has a watchdog (options::auto_extend).
 bool library_has_watchdog();
 

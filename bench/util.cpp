@@ -186,6 +186,28 @@ double process_cpu_seconds(int pid)
     return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+double machine_busy_seconds()
+{
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    in >> cpu;
+    if (cpu != "cpu") {
+        return -1.0;
+    }
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+    double ticks = 0;
+    for (int i = 0; i < 8; ++i) {
+        double v = 0;
+        if (!(in >> v)) {
+            return -1.0;
+        }
+        if (i != 3 && i != 4) {
+            ticks += v;
+        }
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 double cpu_meter::servers_now() const
 {
     double sum = 0;
@@ -204,6 +226,7 @@ void cpu_meter::start()
     wall0_ = clock::now();
     cpu0_ = cpu_time();
     srv0_ = servers_now();
+    machine0_ = machine_busy_seconds();
 }
 
 void cpu_meter::stop()
@@ -211,6 +234,7 @@ void cpu_meter::stop()
     wall1_ = clock::now();
     cpu1_ = cpu_time();
     srv1_ = servers_now();
+    machine1_ = machine_busy_seconds();
 }
 
 double cpu_meter::client_cores() const
@@ -226,6 +250,25 @@ double cpu_meter::servers_cores() const
         return -1.0;
     }
     return (srv1_ - srv0_) / wall;
+}
+
+double cpu_meter::machine_cores() const
+{
+    const double wall = seconds(wall1_ - wall0_);
+    if (machine0_ < 0 || machine1_ < 0 || wall <= 0) {
+        return -1.0;
+    }
+    return (machine1_ - machine0_) / wall;
+}
+
+double cpu_meter::others_cores() const
+{
+    const double machine = machine_cores();
+    const double servers = servers_cores();
+    if (machine < 0 || servers < 0) {
+        return -1.0;
+    }
+    return std::max(0.0, machine - client_cores() - servers);
 }
 
 void say(const std::string& line)

@@ -87,8 +87,12 @@ std::chrono::nanoseconds cpu_time();
 /// negative value when unknown.
 double process_cpu_seconds(int pid);
 
+/// CPU time the whole machine has been busy so far (every CPU, from /proc/stat: all but idle
+/// and iowait); negative when unknown.
+double machine_busy_seconds();
+
 /// CPU used over a window, by this process and by the given server processes, in cores
-/// (CPU seconds per wall-clock second).
+/// (CPU seconds per wall-clock second), and by the whole machine.
 class cpu_meter
 {
   public:
@@ -98,6 +102,12 @@ class cpu_meter
     double client_cores() const;
     /// Summed over the servers; negative when no server pids are known (--nodes).
     double servers_cores() const;
+    /// The whole machine; negative when unknown.
+    double machine_cores() const;
+    /// The machine but this process and the servers: other programs sharing the CPUs (a
+    /// measurement they took cores from is slower) and kernel work charged to no process;
+    /// negative when unknown.
+    double others_cores() const;
 
   private:
     double servers_now() const;
@@ -105,6 +115,7 @@ class cpu_meter
     clock::time_point wall0_{}, wall1_{};
     std::chrono::nanoseconds cpu0_{}, cpu1_{};
     double srv0_ = 0, srv1_ = 0;
+    double machine0_ = -1, machine1_ = -1;
 };
 
 /// Prints a line to stdout and flushes it, so that progress shows through a pipe.
