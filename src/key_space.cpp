@@ -19,14 +19,16 @@ std::string beside(std::string_view prefix, std::string_view infix, std::string_
     std::string out;
     out.reserve(prefix.size() + infix.size() + name.size() + 2);
     out.append(prefix).append(infix).append(name);
-    if (!in_key_slot || key_slot(out) == key_slot(key)) {
+    // Names whose hashed parts are the same share a slot; compared as text, since this runs
+    // for every release (a CRC of each would cost more than the rest of the name).
+    if (!in_key_slot || hashed_part(out) == hashed_part(key)) {
         return out;
     }
     // Braces around the whole key make it the tag, so the name hashes as the key does when
     // the key has no tag of its own (it has none here: with one in the name or in the
     // prefix, the name above already shares its slot).
     out.assign(prefix).append(infix).append("{").append(key).append("}");
-    if (key_slot(out) != key_slot(key)) {
+    if (hashed_part(out) != hashed_part(key)) {
         return {};
     }
     return out;
