@@ -383,6 +383,41 @@ std::string node::endpoint() const
     return host_port(host, port);
 }
 
+namespace {
+
+// Whether `text` begins with a URL scheme and "://".
+bool starts_with_scheme(std::string_view text)
+{
+    const auto end = text.find("://");
+    if (end == std::string_view::npos || end == 0 ||
+        !std::isalpha(static_cast<unsigned char>(text[0]))) {
+        return false;
+    }
+    return std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+    });
+}
+
+}  // namespace
+
+std::vector<std::string_view> split_node_urls(std::string_view list)
+{
+    std::vector<std::string_view> urls;
+    std::size_t begin = 0;
+    for (std::size_t comma = list.find(','); comma != std::string_view::npos;
+         comma = list.find(',', comma + 1)) {
+        // A comma starts the next node only before a scheme; otherwise it separates the hosts
+        // of one URL, or is a mistake that from_url names.
+        if (comma + 1 == list.size() || list[comma + 1] == ',' ||
+            starts_with_scheme(list.substr(comma + 1))) {
+            urls.push_back(list.substr(begin, comma - begin));
+            begin = comma + 1;
+        }
+    }
+    urls.push_back(list.substr(begin));
+    return urls;
+}
+
 config config::from_urls(std::initializer_list<std::string_view> urls)
 {
     config cfg;

@@ -63,6 +63,13 @@ struct config
     static config from_urls(const std::vector<std::string>& urls);
 };
 
+/// Splits a list of node URLs as `redlock run --nodes` and `REDLOCK_NODES` take it: a comma
+/// followed by a scheme ("redis://", "redis-cluster://", ...) starts the next URL; other
+/// commas stay in the URL (the Sentinels of a `redis-sentinel://` URL, the seeds of a
+/// `redis-cluster://` URL). An empty piece (two commas in a row, or one at the end) is
+/// returned as an empty URL, for the caller to report. The pieces view `list`.
+std::vector<std::string_view> split_node_urls(std::string_view list);
+
 /// Checks a config; returns an empty string when it is usable, or a message naming the
 /// field that is wrong. Pure: does no I/O.
 std::string validate(const config& cfg);

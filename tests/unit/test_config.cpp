@@ -138,6 +138,22 @@ BOOST_AUTO_TEST_CASE(a_cluster_url_lists_its_seeds)
     BOOST_TEST(validate(cfg).empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_list_of_node_urls_splits_where_a_scheme_follows_a_comma)
+{
+    const auto urls = redlock::split_node_urls(
+        "redis://a:1,redis-cluster://b:2,c:3,rediss-sentinel://d,e/m,unix:///s");
+    BOOST_TEST_REQUIRE(urls.size() == 4u);
+    BOOST_TEST(urls[0] == "redis://a:1");
+    BOOST_TEST(urls[1] == "redis-cluster://b:2,c:3");
+    BOOST_TEST(urls[2] == "rediss-sentinel://d,e/m");
+    BOOST_TEST(urls[3] == "unix:///s");
+    // Empty pieces are kept for the caller to report; a comma before a host stays.
+    BOOST_TEST(redlock::split_node_urls("redis://a,,redis://b").size() == 3u);
+    BOOST_TEST(redlock::split_node_urls("redis://a,").back().empty());
+    BOOST_TEST(redlock::split_node_urls("redis://a:1,b:2").size() == 1u);
+    BOOST_TEST(redlock::split_node_urls("").size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(a_cluster_url_with_a_database_or_bad_seeds_is_rejected)
 {
     BOOST_TEST(contains(rejection("redis-cluster://a:7000/2"), "only database 0"));

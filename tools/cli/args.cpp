@@ -182,47 +182,12 @@ std::string describe_client_failure(const std::exception& e)
     return message;
 }
 
-namespace {
-
-// Whether `text` begins with a URL scheme and "://".
-bool starts_with_scheme(std::string_view text)
-{
-    const auto end = text.find("://");
-    if (end == std::string_view::npos || end == 0 ||
-        !std::isalpha(static_cast<unsigned char>(text[0]))) {
-        return false;
-    }
-    return std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-    });
-}
-
-}  // namespace
-
-std::vector<std::string_view> split_node_urls(std::string_view list)
-{
-    std::vector<std::string_view> urls;
-    std::size_t begin = 0;
-    for (std::size_t comma = list.find(','); comma != std::string_view::npos;
-         comma = list.find(',', comma + 1)) {
-        // A comma starts the next node only before a scheme; otherwise it separates the hosts
-        // of one URL (a Sentinel URL's Sentinels), or is a mistake that from_url names.
-        if (comma + 1 == list.size() || list[comma + 1] == ',' ||
-            starts_with_scheme(list.substr(comma + 1))) {
-            urls.push_back(list.substr(begin, comma - begin));
-            begin = comma + 1;
-        }
-    }
-    urls.push_back(list.substr(begin));
-    return urls;
-}
-
 redlock::config parse_nodes(const std::vector<std::string>& lists, std::string_view source)
 {
     const std::string prefix = std::string(source) + ": ";
     redlock::config cfg;
     for (const std::string& list : lists) {
-        for (std::string_view url : split_node_urls(list)) {
+        for (std::string_view url : redlock::split_node_urls(list)) {
             if (url.empty()) {
                 throw usage_error(prefix +
                                   "empty URL in the list (URLs are separated by single "

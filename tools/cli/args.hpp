@@ -40,12 +40,7 @@ int parse_signal(std::string_view option, std::string_view text);
 /// "SIGTERM", or "signal 42" for one without a name.
 std::string signal_name(int signo);
 
-/// Splits a list of node URLs: a comma followed by a scheme ("redis://", ...) starts the next
-/// URL; other commas stay in the URL (the Sentinels of a redis-sentinel:// URL). An empty
-/// piece (two commas in a row, or one at the end) is returned as an empty URL.
-std::vector<std::string_view> split_node_urls(std::string_view list);
-
-/// Parses lists of node URLs (split by split_node_urls, each through
+/// Parses lists of node URLs (split by redlock::split_node_urls, each through
 /// redlock::node::from_url) into a config and validates it. Throws usage_error with the library's
 /// message (which never repeats a password), prefixed with `source` ("--nodes" or "REDLOCK_NODES").
 redlock::config parse_nodes(const std::vector<std::string>& lists, std::string_view source);
