@@ -183,6 +183,7 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
                             r->with_asking->fallback.insert(0, asking_prefix());
                         }
                         r->with_asking->replies = static_cast<std::uint8_t>(r->cmd->replies + 1);
+                        r->with_asking->own_reply = 1;
                     }
                 } else {
                     slot_owner_[redirect->slot] = static_cast<std::uint16_t>(to + 1);

@@ -378,8 +378,14 @@ void connection::deliver(resp::reply reply)
     if (given_up_prefix_ > 0) {
         --given_up_prefix_;
     }
-    // The command's own reply: the first of several.
-    const resp::reply& first = e.cmd->replies > 1 ? reply.elements.front() : reply;
+    // The command's own reply, of several perhaps (behind an ASKING, before a WAIT).
+    const resp::reply& first = e.cmd->replies > 1 ? reply.elements[e.cmd->own_reply] : reply;
+    if (first.is_error() && e.fallback) {
+        // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM, ...) loaded nothing:
+        // the script's next use on this socket sends its text again. (After one that ran and
+        // failed this costs one EVAL more.)
+        std::erase(scripts_sent_, e.cmd->script);
+    }
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
     // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
     // written since: only a flush in mid-connection leads here.)

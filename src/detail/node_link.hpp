@@ -34,6 +34,9 @@ struct command
     /// How many replies the payload's commands get, one per command (an acquire followed by
     /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
     std::uint8_t replies = 1;
+    /// Which of those replies is the command's own, the one a NOSCRIPT or a redirection is
+    /// read from: 0, or 1 behind an ASKING.
+    std::uint8_t own_reply = 0;
     /// The Redis Cluster hash slot of the keys it touches (`key_slot`), which all share one;
     /// none for a command without keys, which any master of a cluster may run.
     std::optional<std::uint16_t> slot;

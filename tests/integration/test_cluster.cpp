@@ -227,6 +227,66 @@ BOOST_AUTO_TEST_CASE(a_lock_held_while_its_slot_migrates_is_still_extended_check
     }());
 }
 
+BOOST_AUTO_TEST_CASE(scripts_reach_masters_that_never_ran_them_through_moved_and_ask)
+{
+    // A script's first use on a connection goes as EVAL, which loads it; an EVAL that a
+    // master redirects loads nothing there, and a script cache can be flushed. Either way a
+    // later EVALSHA meets NOSCRIPT, also behind an ASKING, and must go again as EVAL.
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    const std::string key = "scripted";
+    const std::uint16_t slot = cluster_deployment::slot_of(key);
+    const std::size_t a = holder_of(d, key);
+    const std::size_t b = (a + 1) % 3;
+    const auto move = [&](std::size_t from, std::size_t to) {
+        d.begin_slot_migration(slot, from, to);
+        d.migrate_keys(slot, from, to);
+        d.finish_slot_migration(slot, to);
+    };
+    auto m = c.make_mutex(key, {.expiry = 10s, .tries = 1});
+    // A key that b serves, for b's connection to run the release script on.
+    std::string on_b = "on-b-0";
+    for (int i = 1; holder_of(d, on_b) != b; ++i) {
+        on_b = "on-b-" + std::to_string(i);
+    }
+    auto b_mutex = c.make_mutex(on_b, {.expiry = 10s});
+    run(io, [&]() -> asio::awaitable<int> {
+        {
+            redlock::guard g = co_await m.acquire();
+            co_await g.release();
+        }
+        // The release script's EVAL reaches b only to be redirected (MOVED) back to a.
+        move(a, b);
+        redlock::guard held = co_await m.acquire();
+        move(b, a);
+        co_await held.release();
+        // Half moved to b: the release goes to b behind ASKING, as EVAL again.
+        redlock::guard g = co_await m.acquire();
+        d.begin_slot_migration(slot, a, b);
+        d.migrate_keys(slot, a, b);
+        co_await g.release();
+        BOOST_TEST(redis_command(d[b].port(),
+                                 {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) == "0");
+        d.finish_slot_migration(slot, b);
+
+        move(b, a);
+
+        // b runs the release script, then forgets it: the EVALSHA behind ASKING meets NOSCRIPT.
+        redlock::guard other = co_await b_mutex.acquire();
+        co_await other.release();
+        BOOST_TEST_REQUIRE(redis_command(d[b].port(), {"SCRIPT", "FLUSH"}) == "OK");
+        redlock::guard last = co_await m.acquire();
+        d.begin_slot_migration(slot, a, b);
+        d.migrate_keys(slot, a, b);
+        co_await last.release();
+        BOOST_TEST(redis_command(d[b].port(),
+                                 {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) == "0");
+        d.finish_slot_migration(slot, b);
+        co_return 0;
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(locks_reach_the_replica_promoted_after_a_master_dies)
 {
     cluster_deployment d(3, 1);
