@@ -227,6 +227,8 @@ std::vector<std::string> violations(const tally& t, const expectation& e)
         // count inexact (an errored write may have been applied).
         out.push_back(std::to_string(t.fenced_errors) +
                       " fenced request(s) failed against the never-faulted resource server");
+    if (e.shown)
+        return out;
     if (e.safe) {
         if (t.overlaps != 0)
             out.push_back(std::to_string(t.overlaps) + " overlapping critical section(s) (" +
@@ -314,7 +316,10 @@ std::string table_row(std::string_view scenario, const expectation& e, const tal
     const std::string overlaps =
         std::to_string(t.overlaps) + " (" + std::to_string(t.overlaps_in_validity) + ")";
     return pad(std::string(scenario), name_width, false) + " " +
-           pad(e.safe ? "safe" : "unsafe", kind_width, false) +
+           pad(e.shown  ? "shown"
+               : e.safe ? "safe"
+                        : "unsafe",
+               kind_width, false) +
            pad(std::to_string(t.acquisitions), number_width, true) +
            pad(std::to_string(t.acquire_failures), number_width, true) +
            pad(overlaps, overlap_width, true) +

@@ -173,6 +173,25 @@ BOOST_AUTO_TEST_CASE(safe_and_unsafe_expectations)
     BOOST_TEST(violations(errors, {.safe = true}).size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(shown_expectations_require_overlaps_neither_way_but_no_lost_update)
+{
+    tally clean;
+    clean.acquisitions = 10;
+    BOOST_TEST(violations(clean, {.shown = true}).empty());
+    tally caught = clean;
+    caught.overlaps = 2;
+    caught.overlaps_in_validity = 2;
+    caught.fenced_rejects = 1;
+    BOOST_TEST(violations(caught, {.shown = true}).empty());
+    BOOST_TEST(violations(caught, {.safe = true, .shown = true}).empty());
+    tally leaked = caught;
+    leaked.stale_accepted = 1;
+    BOOST_TEST(violations(leaked, {.shown = true}).size() == 1u);
+    tally idle;
+    BOOST_TEST(violations(idle, {.shown = true}).size() == 1u);
+    BOOST_TEST(table_row("x", {.shown = true}, clean, true).find(" shown ") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(table_rows_line_up_with_the_header)
 {
     tally t;

@@ -3,6 +3,11 @@
 //
 //   fault_worker --id N --nodes URL,URL,... --resource-port P --keys K,K,...
 //                --expiry-ms E --work-ms W --duration-ms D --seed S
+//                [--wait-for-replicas R] [--auto-extend 0|1]
+//
+// --nodes splits as the CLI's lists do: a comma followed by `scheme://` starts the next node,
+// other commas belong to the URL (a Sentinel URL's Sentinels, a cluster URL's seeds), so that
+// one redis-sentinel:// or redis-cluster:// URL can be the only node.
 //
 // Until D ms have passed it locks a random key of K (with fencing) and, holding it, runs a
 // read-modify-write on that key's counter twice in the resource server on port P: once fenced
@@ -11,11 +16,19 @@
 // section becomes one `section` line on stdout (checker.hpp has the format), written with one
 // write(2) before the release starts.
 //
-// SIGUSR1 arms a self-stop: the next critical section, between its reads and its writes,
-// prints a `stop` line and raises SIGSTOP, so that the driver pauses a lock holder at exactly
-// that point (a GC pause, a swapped-out process) and resumes it with SIGCONT when it wants.
-// Raising the stop here, rather than sending it from the driver, leaves no race about where
-// the process was when it stopped.
+// SIGUSR1 arms a self-stop: the next critical section whose acquisition began after the
+// signal, between its reads and its writes, prints a `stop` line and raises SIGSTOP, so that
+// the driver pauses a lock holder at exactly that point (a GC pause, a swapped-out process)
+// and resumes it with SIGCONT when it wants. Raising the stop here, rather than sending it
+// from the driver, leaves no race about where the process was when it stopped; and since the
+// lock was requested after the signal, it was requested after whatever fault the driver
+// applied before sending it (e.g. a replica cut off, which the lock then never reached).
+//
+// --wait-for-replicas R sets options::wait_for_replicas. --auto-extend 1 turns the watchdog on
+// (options::auto_extend), so that a long --work-ms keeps its lock by extensions; a lock that
+// the guard reports lost (guard::lost()) after its section is logged as a `lost` line (a failed
+// acquisition's per-node report follows its `acquire_failed` line as `acquire_report`). SIGTERM
+// ends the run early: the worker finishes its current section and exits as after D ms.
 //
 // Two more modes serve scenarios that need no resource server (--resource-port may be left
 // out for them):
@@ -51,6 +64,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -73,10 +88,16 @@ using redlock::faults::outcome;
 namespace {
 
 volatile std::sig_atomic_t stop_armed = 0;
+volatile std::sig_atomic_t end_requested = 0;
 
 extern "C" void on_sigusr1(int)
 {
     stop_armed = 1;
+}
+
+extern "C" void on_sigterm(int)
+{
+    end_requested = 1;
 }
 
 struct arguments
@@ -91,6 +112,8 @@ struct arguments
     unsigned seed = 0;
     std::string mode = "sections";
     int waiters = 1;
+    int wait_for_replicas = 0;
+    bool auto_extend = false;
 };
 
 // One write(2) per line: the driver reads the log while the worker writes it, and must never
@@ -158,7 +181,8 @@ arguments parse(int argc, char** argv)
         if (flag == "--id")
             a.id = static_cast<int>(number(flag, value));
         else if (flag == "--nodes")
-            a.nodes = split(value);
+            for (std::string_view url : redlock::split_node_urls(value))
+                a.nodes.emplace_back(url);
         else if (flag == "--resource-port")
             a.resource_port = static_cast<std::uint16_t>(number(flag, value));
         else if (flag == "--keys")
@@ -175,6 +199,10 @@ arguments parse(int argc, char** argv)
             a.mode = std::string(value);
         else if (flag == "--waiters")
             a.waiters = static_cast<int>(number(flag, value));
+        else if (flag == "--wait-for-replicas")
+            a.wait_for_replicas = static_cast<int>(number(flag, value));
+        else if (flag == "--auto-extend")
+            a.auto_extend = number(flag, value) != 0;
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
@@ -233,11 +261,12 @@ asio::awaitable<void> pause_for(std::chrono::milliseconds d)
     co_await timer.async_wait(asio::use_awaitable);
 }
 
-// The critical section, run while `g` holds `key`. Returns its log line.
+// The critical section, run while `g` holds `key`; it stops itself if `stop` (armed before
+// the acquisition began). Returns its log line.
 asio::awaitable<redlock::faults::section> critical_section(const arguments& a,
                                                            redlock::fenced_store& store,
                                                            const redlock::guard& g,
-                                                           const std::string& key)
+                                                           const std::string& key, bool stop)
 {
     redlock::faults::section s;
     s.key = key;
@@ -255,7 +284,7 @@ asio::awaitable<redlock::faults::section> critical_section(const arguments& a,
     const std::string shadow_key = "shadow:" + key;
     const long long shadow = counter_value(redlock::test::redis_get(a.resource_port, shadow_key));
 
-    if (stop_armed) {
+    if (stop) {
         stop_armed = 0;
         emit("stop key=" + key + " token=" + std::to_string(s.token) + " owner=" + s.owner +
              " start=" + std::to_string(s.start_ns) + " until=" + std::to_string(s.until_ns));
@@ -275,6 +304,8 @@ asio::awaitable<redlock::faults::section> critical_section(const arguments& a,
     redlock::test::redis_set(a.resource_port, shadow_key, std::to_string(shadow + 1));
     s.shadow_written = true;
     s.end_ns = monotonic_ns();
+    if (a.auto_extend)  // the watchdog moved it on
+        s.until_ns = to_monotonic_ns(g.until());
     co_return s;
 }
 
@@ -290,30 +321,39 @@ asio::awaitable<totals> work(const arguments& a, redlock::client& client)
         mutexes.push_back(
             client.make_mutex(key, {.expiry = a.expiry,
                                     .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
-                                    .fencing = true}));
+                                    .auto_extend = a.auto_extend,
+                                    .fencing = true,
+                                    .wait_for_replicas = a.wait_for_replicas}));
     std::mt19937 rng(a.seed);
     std::uniform_int_distribution<std::size_t> pick(0, a.keys.size() - 1);
     std::uniform_int_distribution<int> think_ms(0, 3);
     totals t;
     const auto deadline = std::chrono::steady_clock::now() + a.duration;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline && !end_requested) {
         const std::size_t i = pick(rng);
         const std::string& key = a.keys[i];
+        const bool stop = stop_armed != 0;  // armed before this acquisition began
         auto [ec, g] = co_await mutexes[i].async_acquire(asio::as_tuple(asio::use_awaitable));
         if (ec) {
             ++t.acquire_failures;
             emit("acquire_failed key=" + key + " code=" + std::to_string(ec.value()) +
                  " why=" + one_line(ec.message()));
+            // What each node answered, for the logs a failed scenario keeps.
+            emit("acquire_report key=" + key + " why=" + one_line(g.last_report().to_string()));
             co_await pause_for(std::chrono::milliseconds(5 + think_ms(rng)));
             continue;
         }
-        const auto s = co_await critical_section(a, store, g, key);
+        const auto s = co_await critical_section(a, store, g, key, stop);
         emit(redlock::faults::format_section(s));
         ++t.sections;
+        if (g.lost())  // the watchdog found it gone from the node, or could not extend it
+            emit("lost key=" + key + " token=" + std::to_string(s.token) +
+                 " why=" + one_line(g.last_report().to_string()));
         auto [rel_ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
         if (rel_ec)  // the lock expired or was lost in a fault: expected in some scenarios
             emit("release_failed key=" + key + " token=" + std::to_string(s.token) +
-                 " why=" + one_line(rel_ec.message()));
+                 " at=" + std::to_string(monotonic_ns()) + " why=" + one_line(rel_ec.message()) +
+                 "; " + one_line(g.last_report().to_string()));
         co_await pause_for(std::chrono::milliseconds(think_ms(rng)));
     }
     co_return t;
@@ -325,10 +365,11 @@ asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, to
     const std::string& key = a.keys.front();
     // A mutex per coroutine: each is an owner of its own, as separate threads of one program
     // would be. The library's default retry delay, since that is what most callers run with.
-    auto m = client.make_mutex(
-        key, {.expiry = a.expiry, .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s)});
+    auto m = client.make_mutex(key, {.expiry = a.expiry,
+                                     .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
+                                     .wait_for_replicas = a.wait_for_replicas});
     const auto deadline = std::chrono::steady_clock::now() + a.duration;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline && !end_requested) {
         auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
         if (ec) {
             ++t.acquire_failures;
@@ -399,7 +440,8 @@ asio::awaitable<totals> probe(const arguments& a, redlock::client& client)
     auto [go_ec, go_signal] = co_await go.async_wait(asio::as_tuple(asio::use_awaitable));
     if (go_ec)
         throw std::runtime_error("no SIGUSR1 within the duration");
-    auto m = client.make_mutex(a.keys.front(), {.expiry = a.expiry});
+    auto m = client.make_mutex(a.keys.front(),
+                               {.expiry = a.expiry, .wait_for_replicas = a.wait_for_replicas});
     auto [ec, g] = co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
     emit("probe key=" + a.keys.front() + " acquired=" + (ec ? "0" : "1") +
          " code=" + std::to_string(ec.value()) + " why=" + one_line(ec.message()));
@@ -427,6 +469,10 @@ int main(int argc, char** argv)
     sa.sa_flags = SA_RESTART;  // blocking reads of the shadow GET/SET must not see EINTR
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGUSR1, &sa, nullptr);
+    if (a.mode != "probe") {  // the probe waits for SIGTERM with a signal_set of its own
+        sa.sa_handler = on_sigterm;
+        ::sigaction(SIGTERM, &sa, nullptr);
+    }
 
     asio::io_context io;
     std::optional<totals> result;
