@@ -72,9 +72,6 @@ class connection final : public node_link, public std::enable_shared_from_this<c
 
     void close(const std::string& why) override;
 
-    /// Whether the last connect succeeded and the socket has not been given up since.
-    bool connected() const noexcept { return state_ == state::connected; }
-
     /// For a Sentinel node: the Sentinels announced `master` as the node's master. Unless
     /// that is the server connected to, the socket is given up (its requests fail) and the
     /// next request connects again at once. On the strand only.
