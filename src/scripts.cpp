@@ -292,11 +292,15 @@ std::string cluster_key_problem(lock_shape lock)
     const std::string& first = lock.keys.front();
     for (const std::string& key : lock.keys) {
         if (key_slot(key) != key_slot(first)) {
-            return "the keys '" + first + "' (slot " + std::to_string(key_slot(first)) + ") and '" +
-                   key + "' (slot " + std::to_string(key_slot(key)) +
-                   ") of one lock are in different Redis Cluster slots, and one script touches "
-                   "them together: give the names a common hash tag, as in '{order:7}:stock' "
-                   "and '{order:7}:payment'";
+            std::string why = "the keys '";
+            why.append(first).append("' (slot ").append(std::to_string(key_slot(first)));
+            why.append(") and '").append(key).append("' (slot ");
+            why.append(std::to_string(key_slot(key)));
+            why.append(
+                ") of one lock are in different Redis Cluster slots, and one script "
+                "touches them together: give the names a common hash tag, as in "
+                "'{order:7}:stock' and '{order:7}:payment'");
+            return why;
         }
         if (lock.fencing && fence_key(lock.prefix, key, true).empty()) {
             return "the key '" + key +
