@@ -5,9 +5,9 @@
 #include <redlock/node.hpp>
 #include <redlock/report.hpp>
 
-#include "detail/connection.hpp"
-#include "detail/resp.hpp"
-#include "detail/scripts.hpp"
+#include "node/connection.hpp"
+#include "protocol/scripts.hpp"
+#include "resp/resp.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>

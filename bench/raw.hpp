@@ -2,8 +2,8 @@
 #pragma once
 
 // Scenario (d), the servers' bound: the lock protocol's commands (the library's own SET NX PX
-// and compare-and-delete script, from src/detail/scripts) sent through the library's node layer
-// (src/detail/connection) with a fixed pipeline depth, and no lock logic at all. Whatever the
+// and compare-and-delete script, from src/protocol/scripts) sent through the library's node layer
+// (src/node/connection) with a fixed pipeline depth, and no lock logic at all. Whatever the
 // library reaches is then read as a share of what the same servers do for the same commands
 // over the same connections in the same run.
 

@@ -10,9 +10,9 @@
 // - a redirection that is read has a slot below 16384, a host and a port that is not 0, and
 //   reads back the same from "MOVED|ASK slot host:port" built from it.
 
-#include "detail/cluster_map.hpp"
-#include "detail/key_slot.hpp"
-#include "detail/resp.hpp"
+#include "node/cluster/cluster_map.hpp"
+#include "protocol/key_slot.hpp"
+#include "resp/resp.hpp"
 
 #include <cstddef>
 #include <cstdint>

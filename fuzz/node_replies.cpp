@@ -24,9 +24,9 @@
 
 #include <redlock/redlock.hpp>
 
-#include "detail/misconfiguration.hpp"
-#include "detail/resp.hpp"
+#include "core/misconfiguration.hpp"
 #include "known_bugs.hpp"
+#include "resp/resp.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

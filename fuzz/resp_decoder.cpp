@@ -9,8 +9,8 @@
 //   when it reports no error;
 // - reset() makes a used decoder good as new.
 
-#include "detail/resp.hpp"
 #include "known_bugs.hpp"
+#include "resp/resp.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -57,7 +57,7 @@ if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
   CXX=clang++ scripts/setup.sh build-clang -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_BUILD_BENCH=OFF \
     -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDLOCK_WERROR=ON
   ctest --test-dir build-clang --output-on-failure -j 2 -LE "packaging|faults"
-  clang-tidy -p build-clang --quiet src/*.cpp
+  find src -name "*.cpp" -print0 | xargs -0 clang-tidy -p build-clang --quiet
   # One .clang-format for every C++ file of the project.
   git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
 

@@ -5,7 +5,7 @@
 
 #include "hostile.hpp"
 
-#include "detail/resp.hpp"
+#include "resp/resp.hpp"
 
 #include <atomic>
 

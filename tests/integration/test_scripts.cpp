@@ -5,8 +5,8 @@
 
 #include "fixture.hpp"
 
-#include "detail/resp.hpp"
-#include "detail/scripts.hpp"
+#include "protocol/scripts.hpp"
+#include "resp/resp.hpp"
 
 #include <set>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/acquire_fsm.hpp"
+#include "lock/acquire_fsm.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // What a Redis Cluster tells its clients: the slot map and the redirections.
 
-#include "detail/cluster_map.hpp"
-#include "detail/misconfiguration.hpp"
-#include "detail/scripts.hpp"
+#include "core/misconfiguration.hpp"
+#include "node/cluster/cluster_map.hpp"
+#include "protocol/scripts.hpp"
 
 #include <boost/test/unit_test.hpp>
 

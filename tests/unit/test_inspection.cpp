@@ -2,8 +2,8 @@
 // How the inspection script's reply (client::async_inspect) is read into a key_state, and
 // the command that carries it.
 
-#include "detail/inspection.hpp"
-#include "detail/resp.hpp"
+#include "protocol/inspection.hpp"
+#include "resp/resp.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Hash slots as Redis Cluster computes them, and helper keys placed in their lock key's slot.
 
-#include "detail/key_slot.hpp"
-#include "detail/key_space.hpp"
+#include "protocol/key_slot.hpp"
+#include "protocol/key_space.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/misconfiguration.hpp"
-#include "detail/quorum.hpp"
+#include "core/misconfiguration.hpp"
+#include "quorum/quorum.hpp"
 
 #include <boost/test/unit_test.hpp>
 

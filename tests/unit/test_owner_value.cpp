@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/owner_value.hpp"
+#include "lock/owner_value.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/key_slot.hpp"
-#include "detail/key_space.hpp"
-#include "detail/resp.hpp"
-#include "detail/scripts.hpp"
+#include "protocol/key_slot.hpp"
+#include "protocol/key_space.hpp"
+#include "protocol/scripts.hpp"
+#include "resp/resp.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // What the Sentinels answer: the master's address, and the +switch-master message.
 
-#include "detail/sentinel.hpp"
+#include "node/sentinel/sentinel.hpp"
 
 #include <boost/test/unit_test.hpp>
 

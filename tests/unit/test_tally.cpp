@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/tally.hpp"
+#include "quorum/tally.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/validity.hpp"
+#include "lock/validity.hpp"
 
 #include <boost/test/unit_test.hpp>
 

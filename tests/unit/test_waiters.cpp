@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "detail/waiters.hpp"
+#include "lock/waiters.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: BSL-1.0
+// The client: its state, its shutdown, and the mutexes it makes.
+
+#include <redlock/client.hpp>
+#include <redlock/error.hpp>
+#include <redlock/mutex.hpp>
+
+#include "core/spawn.hpp"
+#include "core/strand.hpp"
+#include "lock/client_impl.hpp"
+#include "lock/lock_state.hpp"
+#include "lock/owner_value.hpp"
+#include "node/cluster/shard_subscribers.hpp"
+#include "protocol/key_space.hpp"
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+namespace redlock {
+namespace detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+using void_result = std::tuple<error_code>;
+
+asio::awaitable<void_result> shutdown_op(std::shared_ptr<client_impl> c)
+{
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto cs = co_await asio::this_coro::cancellation_state;
+    c->shut_down = true;
+    co_await c->background->drained();
+    for (auto& n : c->connections) {
+        n->close("client shut down");
+    }
+    for (auto& s : c->subscribers) {
+        s->close();
+    }
+    co_return void_result{cancelled(cs) ? asio::error::operation_aborted : error_code{}};
+}
+
+}  // namespace
+
+void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h)
+{
+    const auto strand = c->strand;
+    const auto executor = c->executor;
+    spawn_operation(strand, executor, shutdown_op(std::move(c)), std::move(h));
+}
+
+client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config)
+    : executor(ex),
+      strand(make_client_strand(ex)),
+      cfg(std::move(config)),
+      background(std::make_shared<background_work>(strand))
+{
+    const connection_settings settings = make_connection_settings(cfg);
+    const auto wake_waiters = [w = waiters](std::string_view key, std::string_view value) {
+        w->released(key, value);
+    };
+    in_cluster = std::any_of(cfg.nodes.begin(), cfg.nodes.end(),
+                             [](const node& n) { return !n.cluster_seeds.empty(); });
+    for (const node& n : cfg.nodes) {
+        connections.push_back(make_link(strand, n, settings));
+        if (auto cluster = std::dynamic_pointer_cast<cluster_link>(connections.back())) {
+            subscribers.push_back(std::make_shared<shard_subscribers>(
+                strand, n, settings, wake_waiters, cfg.key_prefix, cluster));
+        } else {
+            subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, wake_waiters,
+                                                               cfg.key_prefix, in_cluster));
+        }
+    }
+}
+
+}  // namespace detail
+
+client::client(const executor_type& ex, redlock::config cfg)
+{
+    if (std::string problem = validate(cfg); !problem.empty()) {
+        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+    }
+    impl_ = std::make_shared<detail::client_impl>(ex, std::move(cfg));
+}
+
+client::~client() = default;
+
+client::executor_type client::get_executor() const noexcept
+{
+    return impl_->executor;
+}
+
+std::vector<node_counters> client::node_counters() const
+{
+    std::vector<redlock::node_counters> all;
+    for (const auto& n : impl_->connections) {
+        all.push_back(n->counters());
+    }
+    return all;
+}
+
+const config& client::config() const noexcept
+{
+    return impl_->cfg;
+}
+
+mutex client::make_mutex(std::string name, options opts)
+{
+    std::vector<std::string> keys;
+    keys.push_back(std::move(name));
+    return make_multi_mutex(std::move(keys), std::move(opts));
+}
+
+mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
+{
+    if (std::string problem = validate(opts, names); !problem.empty()) {
+        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+    }
+    auto m = std::make_shared<detail::mutex_state>();
+    m->client = impl_;
+    if (names.size() != 1 || !impl_->cfg.key_prefix.empty()) {
+        for (const std::string& key : names) {
+            m->name += (m->name.empty() ? "" : ", ") + key;
+        }
+    }
+    m->keys = detail::lock_keys(impl_->cfg.key_prefix, std::move(names));
+    m->prefix = impl_->cfg.key_prefix;
+    m->in_cluster = impl_->in_cluster;
+    if (m->in_cluster) {
+        if (std::string problem = detail::cluster_key_problem(m->shape()); !problem.empty()) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+        }
+    }
+    if (opts.reentrant) {
+        m->owner = !opts.value.empty() ? opts.value
+                   : opts.gen_value    ? opts.gen_value()
+                                       : detail::random_owner_value();
+        if (m->owner.empty()) {
+            throw boost::system::system_error(make_error_code(error::invalid_argument),
+                                              "options.gen_value returned an empty owner value");
+        }
+    }
+    m->opts = std::move(opts);
+    return detail::access::make<mutex>(std::move(m));
+}
+
+mutex client::make_mutex(std::string name)
+{
+    return make_mutex(std::move(name), options{});
+}
+
+mutex client::make_multi_mutex(std::vector<std::string> names)
+{
+    return make_multi_mutex(std::move(names), options{});
+}
+
+}  // namespace redlock

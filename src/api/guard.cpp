@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSL-1.0
+// The guard: its ownership, its accessors, and the release its destructor schedules.
+
+#include <redlock/guard.hpp>
+
+#include "lock/client_impl.hpp"
+#include "lock/lock_rounds.hpp"
+#include "lock/lock_state.hpp"
+#include "lock/watchdog.hpp"
+
+#include <string>
+#include <utility>
+
+namespace redlock {
+
+namespace {
+const std::string empty_string;
+}  // namespace
+
+guard::guard() noexcept = default;
+
+guard::guard(std::shared_ptr<detail::lock_state> state) noexcept
+    : state_(std::move(state)), executor_(state_->mutex->client->executor)
+{
+}
+
+// The executor is copied, not moved: a moved-from guard keeps it (see get_executor).
+// NOLINTNEXTLINE(performance-move-constructor-init)
+guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_)
+{
+}
+
+guard& guard::operator=(guard&& other) noexcept
+{
+    if (this != &other) {
+        release_in_background();
+        state_ = std::move(other.state_);
+        executor_ = other.executor_;
+    }
+    return *this;
+}
+
+guard::~guard()
+{
+    release_in_background();
+}
+
+void guard::release_in_background() noexcept
+{
+    try {
+        detail::release_in_background(state_);
+    } catch (...) {
+        // Out of memory while scheduling: the keys expire by their TTL.
+    }
+    state_.reset();
+}
+
+guard::executor_type guard::get_executor() const noexcept
+{
+    return executor_;
+}
+
+const std::string& guard::name() const noexcept
+{
+    return state_ ? state_->mutex->display_name() : empty_string;
+}
+
+const std::string& guard::value() const noexcept
+{
+    return state_ ? state_->value : empty_string;
+}
+
+std::chrono::steady_clock::time_point guard::until() const noexcept
+{
+    return state_ ? state_->until.load() : std::chrono::steady_clock::time_point{};
+}
+
+bool guard::owns_lock() const noexcept
+{
+    return state_ && state_->owns;
+}
+
+report guard::last_report() const
+{
+    return state_ ? state_->get_report() : report{};
+}
+
+std::uint64_t guard::fencing_token() const noexcept
+{
+    return state_ ? state_->fencing_token : 0;
+}
+
+bool guard::lost() const noexcept
+{
+    return state_ && state_->lost;
+}
+
+boost::asio::cancellation_slot guard::lost_slot()
+{
+    if (!state_) {
+        return {};
+    }
+    detail::start_watch(state_);
+    return state_->lost_signal.slot();
+}
+
+}  // namespace redlock

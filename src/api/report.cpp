@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSL-1.0
+#include <redlock/observability.hpp>
+#include <redlock/report.hpp>
+
+#include "lock/client_impl.hpp"
+#include "lock/stored_report.hpp"
+#include "quorum/quorum.hpp"
+
+#include <algorithm>
+
+namespace redlock {
+
+std::string_view to_string(node_status s) noexcept
+{
+    switch (s) {
+        case node_status::ok:
+            return "ok";
+        case node_status::taken:
+            return "taken";
+        case node_status::missing:
+            return "missing";
+        case node_status::timed_out:
+            return "timed out";
+        case node_status::error:
+            return "error";
+        case node_status::abandoned:
+            return "abandoned";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(log_level level) noexcept
+{
+    switch (level) {
+        case log_level::debug:
+            return "debug";
+        case log_level::info:
+            return "info";
+        case log_level::warning:
+            return "warning";
+        case log_level::error:
+            return "error";
+    }
+    return "unknown";
+}
+
+std::size_t report::count(node_status status) const noexcept
+{
+    return static_cast<std::size_t>(
+        std::count_if(nodes.begin(), nodes.end(),
+                      [status](const node_outcome& o) { return o.status == status; }));
+}
+
+namespace {
+
+// Details quote server text (error replies): control characters are escaped, so that a
+// server can neither add lines to the report nor put terminal escapes into a log.
+void append_printable(std::string& out, std::string_view text)
+{
+    constexpr char hex[] = "0123456789abcdef";
+    for (char ch : text) {
+        const auto byte = static_cast<unsigned char>(ch);
+        if (byte < 0x20 || byte == 0x7f) {
+            out += "\\x";
+            out += hex[byte >> 4];
+            out += hex[byte & 0xf];
+        } else {
+            out += ch;
+        }
+    }
+}
+
+}  // namespace
+
+std::string report::to_string() const
+{
+    std::string out;
+    for (const node_outcome& o : nodes) {
+        out += o.endpoint;
+        out += ' ';
+        out += redlock::to_string(o.status);
+        if (!o.detail.empty()) {
+            out += " (";
+            append_printable(out, o.detail);
+            out += ')';
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+// ---- stored_report ----
+
+namespace detail {
+
+stored_report::stored_report(const report& r) : attempts_(r.attempts)
+{
+    outcomes_.reserve(r.nodes.size());
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const node_outcome& o = r.nodes[i];
+        const auto us =
+            std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
+        outcomes_.push_back(compact_outcome{static_cast<std::uint32_t>(us), o.status});
+        if (o.status == node_status::abandoned) {
+            auto known = std::find(abandoned_details.begin(), abandoned_details.end(), o.detail);
+            if (known != abandoned_details.end()) {
+                outcomes_.back().abandoned_detail =
+                    static_cast<std::uint8_t>(1 + (known - abandoned_details.begin()));
+            }
+        }
+        const bool rare_detail = !o.detail.empty() && outcomes_.back().abandoned_detail == 0;
+        if (rare_detail || o.fencing_token != 0) {
+            if (!rare_) {
+                rare_ = std::make_unique<rare>();
+            }
+            if (rare_detail) {
+                rare_->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
+            }
+            if (o.fencing_token != 0) {
+                rare_->tokens.emplace_back(static_cast<std::uint32_t>(i), o.fencing_token);
+            }
+        }
+    }
+}
+
+report stored_report::expand(const client_impl& c) const
+{
+    report r;
+    r.attempts = attempts_;
+    r.nodes.resize(outcomes_.size());
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+        node_outcome& o = r.nodes[i];
+        if (i < c.connections.size()) {
+            o.endpoint = c.connections[i]->name();
+        }
+        o.status = outcomes_[i].status;
+        o.latency = std::chrono::microseconds(outcomes_[i].latency_us);
+        if (outcomes_[i].abandoned_detail != 0) {
+            o.detail = abandoned_details[outcomes_[i].abandoned_detail - 1];
+        }
+    }
+    if (rare_) {
+        for (const auto& [i, detail] : rare_->details) {
+            r.nodes[i].detail = detail;
+        }
+        for (const auto& [i, token] : rare_->tokens) {
+            r.nodes[i].fencing_token = token;
+        }
+    }
+    return r;
+}
+
+}  // namespace detail
+
+}  // namespace redlock

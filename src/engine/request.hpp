@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSL-1.0
+#pragma once
+
+// A request to one Redis server as the engine sees it: the command's bytes, the replies it
+// expects, and whoever waits for its outcome.
+
+#include "core/clock.hpp"
+#include "resp/resp.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace redlock::detail {
+
+/// A command as it goes on the wire, and for EVALSHA the EVAL to send instead when the
+/// server answers NOSCRIPT (its script cache was flushed, or it restarted).
+struct command
+{
+    std::string payload;
+    std::string fallback;
+    /// For EVALSHA: which script it runs (the address of its text, which lives as long as
+    /// the program), so that a connection sends each script's text once per socket.
+    const void* script = nullptr;
+    /// How many replies the payload's commands get, one per command (an acquire followed by
+    /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
+    std::uint8_t replies = 1;
+    /// Which of those replies is the command's own, the one a NOSCRIPT or a redirection is
+    /// read from: 0, or 1 behind an ASKING.
+    std::uint8_t own_reply = 0;
+    /// The Redis Cluster hash slot of the keys it touches (`key_slot`), which all share one;
+    /// none for a command without keys, which any master of a cluster may run.
+    std::optional<std::uint16_t> slot;
+};
+
+/// What one request to one node came to.
+struct exec_result
+{
+    enum class outcome { replied, timed_out, failed, cancelled };
+    outcome status = outcome::failed;
+    resp::reply reply;
+    /// For timed_out and failed: what happened, for the per-node report.
+    std::string detail;
+};
+
+/// Whoever waits for requests' outcomes (a quorum round, one `execute`): told each outcome on
+/// the strand. A connection keeps its owner alive while it has requests of the owner queued
+/// or in flight, so that the command it sends stays valid.
+class request_owner
+{
+  public:
+    virtual ~request_owner() = default;
+    /// The outcome of request `index`: replied or failed. Called at most once per request,
+    /// and not once the owner has given the request up.
+    virtual void deliver(std::uint32_t index, exec_result result) = 0;
+    /// True once the owner no longer wants request `index`'s outcome (deadline, early stop,
+    /// cancellation). Its reply is then read and dropped.
+    virtual bool given_up(std::uint32_t index) const noexcept = 0;
+};
+
+}  // namespace redlock::detail

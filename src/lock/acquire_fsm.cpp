@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "lock/acquire_fsm.hpp"
+
+#include <boost/asio/error.hpp>
+
+namespace redlock::detail {
+
+acquire_fsm::action acquire_fsm::complete(error_code ec)
+{
+    return action{.step = acquire_step::complete, .ec = ec};
+}
+
+acquire_fsm::action acquire_fsm::attempt()
+{
+    return action{.step = acquire_step::attempt};
+}
+
+acquire_fsm::action acquire_fsm::start(bool line_is_ours)
+{
+    attempt_ = 1;
+    // While the lock is held by, or being handed to, another acquire of this client and
+    // others of its acquires wait for it, a first attempt would fail (the hand-off's request
+    // is ahead of it on every connection): this acquire joins the line instead, and that
+    // counts as its first attempt.
+    if (rules_.tries > 1 && rules_.wake_on_release && !rules_.reentrant && line_is_ours) {
+        last_ = error::taken;
+        return retry_or_give_up(true);
+    }
+    return attempt();
+}
+
+acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
+{
+    result_ = r;
+    if (!cancelled && r.quorum_with_validity) {
+        // The token may be used only once a majority's counters are at least as large: that
+        // is what makes every later acquisition's token larger (docs/safety.md).
+        return action{.step =
+                          rules_.fencing ? acquire_step::write_back_token : acquire_step::grant};
+    }
+    // A failed attempt may still have set the key on some nodes (or on all of them, if the
+    // validity ran out): it is deleted everywhere before anything else, cancelled or not.
+    return action{.step = acquire_step::clean_up};
+}
+
+acquire_fsm::action acquire_fsm::token_written(bool confirmed, bool cancelled)
+{
+    return action{.step = confirmed && !cancelled ? acquire_step::grant : acquire_step::clean_up};
+}
+
+acquire_fsm::action acquire_fsm::cleaned_up(bool quorum_ruled_out, bool cancelled)
+{
+    if (cancelled) {
+        return complete(boost::asio::error::operation_aborted);
+    }
+    // Nodes that fail the same way on every try (a wrong password, a replica, ...): once they
+    // rule out a quorum, further tries only hide the cause.
+    if (quorum_ruled_out) {
+        return complete(error::misconfigured);
+    }
+    last_ = result_.taken_by_other ? error::taken : error::failed;
+    // Another owner holds the key: its release may wake the retry.
+    return retry_or_give_up(rules_.wake_on_release && result_.some_taken);
+}
+
+acquire_fsm::action acquire_fsm::retry_or_give_up(bool watch)
+{
+    action next = attempt_ >= rules_.tries
+                      ? complete(last_)
+                      : action{.step = acquire_step::choose_delay, .attempt_number = attempt_};
+    if (watch && !watching_) {
+        watching_ = true;
+        next.watch_releases = true;
+    }
+    return next;
+}
+
+acquire_fsm::action acquire_fsm::delay_chosen(std::chrono::milliseconds delay,
+                                              clock::time_point now)
+{
+    if (now + delay >= rules_.give_up_at) {
+        return complete(last_);
+    }
+    return action{.step = acquire_step::pause, .delay = delay};
+}
+
+acquire_fsm::action acquire_fsm::delay_failed()
+{
+    return complete(error::invalid_argument);
+}
+
+acquire_fsm::action acquire_fsm::paused(bool cancelled)
+{
+    if (cancelled) {
+        return complete(boost::asio::error::operation_aborted);
+    }
+    ++attempt_;
+    return attempt();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSL-1.0
+#pragma once
+
+// The decisions of one acquire, without I/O: when to attempt, when to clean up, retry, pause
+// or give up, and with what error. The coroutine in acquire.cpp does what it says and tells
+// it what came of it, so that the Redlock rules can be tested without a server.
+
+#include <redlock/error.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include "lock/validity.hpp"
+
+#include <chrono>
+
+namespace redlock::detail {
+
+using error_code = boost::system::error_code;
+
+/// What an acquire does next.
+enum class acquire_step {
+    /// Send `SET NX` (or the lock script) to every node; then `attempted`.
+    attempt,
+    /// Raise the fencing counters to the attempt's token; then `token_written`.
+    write_back_token,
+    /// The lock is held: make the guard.
+    grant,
+    /// Delete the failed attempt's value everywhere; then `cleaned_up`.
+    clean_up,
+    /// Ask the retry delay for `action::attempt_number`; then `delay_chosen` (or
+    /// `delay_failed` if the user's delay function threw).
+    choose_delay,
+    /// Wait `action::delay` (a release of the key may end it early); then `paused`.
+    pause,
+    /// Done, with `action::ec`.
+    complete,
+};
+
+/// The rules an acquire follows, from its options.
+struct acquire_rules
+{
+    /// Attempts allowed (1 for try_acquire).
+    int tries = 1;
+    /// The whole acquire gives up by this instant (options::wait).
+    clock::time_point give_up_at = clock::time_point::max();
+    /// Releases wake a pausing acquire (options::wake_on_release).
+    bool wake_on_release = true;
+    bool reentrant = false;
+    /// A granted attempt writes its token back before it counts (options::fencing).
+    bool fencing = false;
+};
+
+/// What came of an attempt's round.
+struct attempt_result
+{
+    /// A quorum accepted it with validity left.
+    bool quorum_with_validity = false;
+    /// A quorum answered that another owner holds the key.
+    bool taken_by_other = false;
+    /// At least one node answered that another owner holds the key.
+    bool some_taken = false;
+};
+
+class acquire_fsm
+{
+  public:
+    struct action
+    {
+        acquire_step step = acquire_step::complete;
+        /// For `complete`.
+        error_code ec{};
+        /// For `pause`.
+        std::chrono::milliseconds delay{};
+        /// For `choose_delay`: the attempt that just failed (from 1).
+        int attempt_number = 0;
+        /// From now on, a release of one of the keys may wake this acquire: it enters the
+        /// client's line of waiters (and stays there until it completes).
+        bool watch_releases = false;
+    };
+
+    explicit acquire_fsm(acquire_rules rules) : rules_(rules) {}
+
+    /// The first step. `line_is_ours`: the key is held by, or being handed to, another
+    /// acquire of this client while others wait for it (`waiter_queue::ours`).
+    action start(bool line_is_ours);
+    /// The attempt's round completed (`cancelled`: the caller cancelled meanwhile).
+    action attempted(attempt_result r, bool cancelled);
+    /// The fencing token's write-back completed; `confirmed`: by a quorum before the
+    /// validity ran out.
+    action token_written(bool confirmed, bool cancelled);
+    /// The clean-up after a failed attempt completed. `quorum_ruled_out`: the nodes' errors
+    /// are of the kind retrying cannot fix, and leave too few nodes for a quorum.
+    action cleaned_up(bool quorum_ruled_out, bool cancelled);
+    /// The retry delay for the attempt that failed, chosen at `now`.
+    action delay_chosen(std::chrono::milliseconds delay, clock::time_point now);
+    /// The user's delay function threw: a bad option, not a lock outcome.
+    action delay_failed();
+    /// The pause ended (its time, or a release).
+    action paused(bool cancelled);
+
+    /// The current attempt, from 1.
+    int attempt_number() const { return attempt_; }
+
+  private:
+    action retry_or_give_up(bool watch);
+    action attempt();
+    static action complete(error_code ec);
+
+    acquire_rules rules_;
+    int attempt_ = 0;
+    /// The error the acquire completes with if it gives up now.
+    error_code last_ = error::failed;
+    bool watching_ = false;
+    attempt_result result_{};
+};
+
+}  // namespace redlock::detail

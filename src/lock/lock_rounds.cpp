@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSL-1.0
+// The rounds that a lock's operations run on the nodes.
+
+#include "lock/lock_rounds.hpp"
+
+#include "lock/client_impl.hpp"
+#include "lock/watchdog.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <string>
+#include <utility>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+
+report make_report(std::vector<node_outcome> outcomes, int attempts)
+{
+    report r;
+    r.nodes = std::move(outcomes);
+    r.attempts = attempts;
+    return r;
+}
+
+round release_round(const mutex_state& m, std::string_view value, bool announce, stop_rule rule)
+{
+    const options& o = m.opts;
+    request req = release_request(m.shape(), value, announce);
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = std::string(value),
+                 .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
+                 .rule = rule,
+                 .background = m.client->background};
+}
+
+round handing_off(const lock_state& l)
+{
+    const mutex_state& m = *l.mutex;
+    bool announce = true;
+    if (!m.opts.reentrant) {
+        // For a single key the waiter's attempt and the release go out in one write per node.
+        const auto* hold = m.keys.size() == 1 ? &m.client->connections : nullptr;
+        for (const std::string& key : m.keys) {
+            if (m.client->waiters->hand_off(key, l.value, hold, clock::now(),
+                                            longest_run(m.opts.expiry)) &&
+                hold) {
+                announce = false;
+            }
+        }
+    }
+    // Released once a quorum confirms it, or once that can no longer happen.
+    return release_round(m, l.value, announce, stop_rule::outcome_known);
+}
+
+round extend_round(const lock_state& l, clock::time_point start)
+{
+    const options& o = l.mutex->opts;
+    request req = extend_request(l.mutex->shape(), l.value, o.expiry, o.set_nx_on_extend);
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = l.value,
+                 .deadline = start + node_timeout(o.expiry, o.timeout_factor),
+                 .rule = stop_rule::quorum_reached,
+                 .shuffle = o.shuffle_nodes};
+}
+
+asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r)
+{
+    auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
+    const tally t = count(outcomes);
+    l->set_report(make_report(std::move(outcomes), 1));
+    co_return t;
+}
+
+bool definitely_gone(const tally& t)
+{
+    return t.taken + t.missing > t.nodes - t.quorum();
+}
+
+void release_in_background(const std::shared_ptr<lock_state>& l)
+{
+    if (!l || !l->owns.exchange(false)) {
+        return;
+    }
+    auto background = l->mutex->client->background;
+    background->begin();
+    asio::co_spawn(
+        l->mutex->client->strand,
+        [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
+            note_released(*l);
+            co_await run_guard_round(l, handing_off(*l));
+        }(l),
+        [background](const std::exception_ptr&) { background->end(); });
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: BSL-1.0
+#pragma once
+
+// The acquires of one client that wait to retry a lock another owner holds, per key, in the
+// order they began to wait. A release wakes one of them, not all: the client sends one
+// contender per key at a time, and its waiters take the lock in turn.
+
+#include "quorum/write_hold.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// One waiting acquire, owned by its coroutine. Registered under each of its keys.
+struct waiter
+{
+    explicit waiter(boost::asio::steady_timer& t) : timer(&t) {}
+
+    /// Its retry pause; a wake-up cancels it.
+    boost::asio::steady_timer* timer;
+    /// In its retry pause. Otherwise it is making an attempt (or cleaning up after one).
+    bool pausing = false;
+    /// A release of one of its keys was seen while it was attempting: the lock may be free
+    /// by the time the attempt has failed, so the next pause is skipped.
+    bool missed = false;
+    /// Woken by a release and not attempting yet. If it leaves now (its caller cancelled),
+    /// the release would be lost on the others: its turn passes to the next in line.
+    bool woken = false;
+    /// Woken by a hand-off that holds the nodes' writes for it: the hold ends once this
+    /// waiter's attempt is queued (or passes to whoever takes its turn).
+    write_hold held_writes;
+    /// While it holds writes: the owner value of the release handed to it, which was sent
+    /// without its message.
+    std::string handed_value;
+    /// Its pause was moved to end earlier (see `waiter_queue::hand_off`): the wake-up that
+    /// ended the pause's first wait was the move, not a release.
+    bool rescheduled = false;
+    /// Woken by another owner's release (a node's message), not handed the lock by this
+    /// client: its attempt waits a random moment first (`release_wake_spread`).
+    bool by_release_message = false;
+};
+
+/// How long a client may keep a contended lock through consecutive hand-offs between its own
+/// acquires: a quarter of the expiry, so that waiters of other clients (which only hear of
+/// the lock when it is released for real) wait for about that long at most, while a client
+/// alone loses a message round trip once per run.
+inline std::chrono::steady_clock::duration longest_run(std::chrono::milliseconds expiry)
+{
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(expiry) / 4;
+}
+
+/// How long a yielding client (see `waiter_queue::hand_off`) leaves the lock to other
+/// clients' waiters before its own try again: a few loopback round trips, enough for a
+/// woken waiter elsewhere to have its attempt answered; a client alone loses this once per
+/// run.
+inline constexpr std::chrono::milliseconds yield_courtesy{10};
+
+/// A release's message reaches the clients that wait for the key in the same order every
+/// time (Redis writes a channel's messages in subscription order), so the clients woken
+/// together would race for the key with the same one always ahead: with a client that hands
+/// the key between its own acquires, two clients could share the key while others starve.
+/// Like a retry after a failed attempt (Redlock's random delay, which desynchronises
+/// contenders), an attempt prompted by a release first waits a random moment up to this
+/// long: longer than the spread of the message's arrival on loopback, and short beside a
+/// retry delay. Several woken clients pay only the smallest of their waits, about this
+/// divided by their number plus one.
+inline constexpr std::chrono::microseconds release_wake_spread{1000};
+
+/// A random moment in [0, release_wake_spread], for the wait above.
+std::chrono::microseconds random_release_wake_delay();
+
+/// On the client's strand.
+class waiter_queue
+{
+  public:
+    void enter(const std::string& key, waiter& w);
+    /// Takes `w` out of the line of `key`; if it was woken and left without attempting (or
+    /// holds writes, its attempt not queued), the next pausing waiter is woken in its place
+    /// and takes over the hold on the writes. True when `w` still has the hold because nobody
+    /// took its turn: the caller then announces the release (`w.handed_value`) that went out
+    /// without its message, and ends the hold.
+    bool leave(std::string_view key, waiter& w);
+
+    /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter
+    /// that is pausing, so that its attempt is written right behind the release on every
+    /// connection. Returns it. With `hold_writes_of`, it holds those nodes' writes for that
+    /// waiter (see `waiter::held_writes`).
+    ///
+    /// Unless the client has held the key through consecutive acquisitions for `max_run`
+    /// or longer (by `now`): a hand-off keeps the key from ever being free, so other
+    /// clients' waiters would never get it. The client then yields: it wakes nobody
+    /// (returns null), the release goes out for real, with its message, and its own
+    /// waiters ignore that message: other clients' waiters get a head start. Its
+    /// longest-waiting waiter tries again after `yield_courtesy` if no other owner's
+    /// release wakes it first, and new acquires join the line meanwhile (`ours`).
+    waiter* hand_off(
+        std::string_view key, std::string_view value,
+        const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
+        std::chrono::steady_clock::time_point now = {},
+        std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
+    /// A node said that `key`, held as `value`, was released. Each node of the lock sends
+    /// such a message, some of them late: only the first for a given release counts, and
+    /// those of a release this client handed off do not count at all. If one of the key's
+    /// waiters is attempting already, it is the client's contender and only notes the
+    /// release; if none is, the longest-waiting pausing waiter is woken. Returns it.
+    waiter* released(std::string_view key, std::string_view value);
+
+    /// An acquire of this client got `keys` at `now`.
+    void granted(const std::vector<std::string>& keys,
+                 std::chrono::steady_clock::time_point now = {});
+    /// An attempt of this client on `keys` failed.
+    void attempt_failed(const std::vector<std::string>& keys);
+    /// Whether one of `keys` is held by an acquire of this client, or being handed to one,
+    /// while others of its acquires wait for it, or the client yields it (see `hand_off`):
+    /// a new acquire then joins the line instead of making an attempt that would fail (or
+    /// that would win by being written right behind the release). Only as good as what the client
+    /// has seen: a lock of this client that expired unreleased still looks held until a failed
+    /// attempt or another owner's release says otherwise, which costs a new acquire one retry
+    /// delay.
+    bool ours(const std::vector<std::string>& keys) const;
+
+    std::size_t waiting(std::string_view key) const;
+
+  private:
+    static void wake(waiter& w);
+
+    struct queue
+    {
+        std::vector<waiter*> waiters;
+        /// The owner values of the last releases this client has sent a waiter for (or that
+        /// a waiter noted), newest last: a node that falls behind may report a release
+        /// after several newer ones. Owner values are fresh for each acquisition unless the
+        /// options fix one; with a fixed one, a waiter may miss a wake-up and retry after
+        /// its delay instead.
+        std::vector<std::string> answered;
+        void answer(std::string_view value);
+        bool was_answered(std::string_view value) const;
+        /// See `ours`.
+        bool ours = false;
+        /// Since when the client has held the key through consecutive acquisitions (while
+        /// `ours`), for the bound on hand-offs.
+        std::chrono::steady_clock::time_point run_started{};
+        /// The client released the key for real after a long run (see `hand_off`), and no
+        /// release has been seen since.
+        bool yielding = false;
+    };
+    waiter* wake_first_pausing(queue& q);
+
+    std::map<std::string, queue, std::less<>> by_key_;
+};
+
+}  // namespace redlock::detail

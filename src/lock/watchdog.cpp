@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: BSL-1.0
+// The watchdog: one schedule and one timer for the watched locks of a client.
+
+#include "lock/watchdog.hpp"
+
+#include "lock/client_impl.hpp"
+#include "lock/lock_rounds.hpp"
+#include "lock/lock_state.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+
+namespace {
+
+clock::duration watch_period(const options& o)
+{
+    return std::chrono::duration_cast<clock::duration>(o.expiry) / 3;
+}
+
+// On the strand: takes `l` out of the watchdog's schedule.
+void unschedule(lock_state& l)
+{
+    if (l.watch_slot != watchdog::npos) {
+        if (auto w = l.mutex->client->watch.lock()) {
+            w->remove(l);
+        }
+    }
+}
+
+// On the strand: (re)schedules `l`'s next step.
+void schedule_watch(const std::shared_ptr<lock_state>& l)
+{
+    if (!l->owns || l->lost) {
+        return;
+    }
+    const options& o = l->mutex->opts;
+    const bool may_extend =
+        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
+    const auto until = l->until.load();
+    const auto due = may_extend ? std::min(l->next_extend, until) : until;
+    client_impl& c = *l->mutex->client;
+    auto w = c.watch.lock();
+    if (!w) {
+        w = std::make_shared<watchdog>(c.strand);
+        c.watch = w;
+    }
+    w->schedule(l, due);
+}
+
+asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_point now,
+                                   std::shared_ptr<watchdog> w)
+{
+    const options& o = l->mutex->opts;
+    tally t;
+    try {
+        t = co_await run_guard_round(l, extend_round(*l, now));
+    } catch (...) {
+        w->extension_done();
+        throw;
+    }
+    w->extension_done();
+    if (!l->owns || l->lost) {
+        co_return;
+    }
+    const auto until = valid_until(now, o.expiry, o.drift_factor);
+    if (t.reached() && clock::now() < until) {
+        l->until = until;
+        l->extended_at = now;
+        ++l->extensions;
+        l->next_extend = now + watch_period(o);
+    } else if (definitely_gone(t)) {
+        declare_lost(*l);
+        co_return;
+    } else {
+        const auto retry_after =
+            std::max<clock::duration>(std::chrono::duration_cast<clock::duration>(o.expiry) / 20,
+                                      std::chrono::milliseconds(1));
+        l->next_extend = clock::now() + retry_after;
+    }
+    schedule_watch(l);
+}
+
+// On the strand: `l`'s scheduled instant came, or comes within its coalescing window (it is
+// no longer scheduled). An extension due within the window goes now, with the others due:
+// extending a little early is the same extension, and validity counts from its start. False
+// when its extension must wait for running ones to finish (it is then left alone).
+bool watch_step(const std::shared_ptr<lock_state>& l, watchdog& w, clock::time_point now)
+{
+    if (!l->owns || l->lost) {
+        return true;
+    }
+    const options& o = l->mutex->opts;
+    const bool may_extend =
+        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
+    const auto window = std::min<clock::duration>(watch_period(o) / 100, watchdog::max_window);
+    if (may_extend && now + window >= l->next_extend && now < l->until.load()) {
+        if (!w.start_extension()) {
+            return false;
+        }
+        asio::co_spawn(l->mutex->client->strand, watch_extend(l, now, w.shared_from_this()),
+                       asio::detached);
+        return true;
+    }
+    if (now >= l->until.load()) {
+        declare_lost(*l);
+        return true;
+    }
+    schedule_watch(l);
+    return true;
+}
+
+}  // namespace
+
+void declare_lost(lock_state& l)
+{
+    if (l.lost.exchange(true)) {
+        return;
+    }
+    unschedule(l);
+    if (l.lost_event) {
+        l.lost_event->cancel();
+    }
+    l.lost_signal.emit(asio::cancellation_type::terminal);
+}
+
+void note_released(lock_state& l)
+{
+    unschedule(l);
+    if (l.lost_event) {
+        l.lost_event->cancel();
+    }
+}
+
+void note_extended(const std::shared_ptr<lock_state>& l)
+{
+    if (l->watch_slot != watchdog::npos) {
+        l->next_extend = std::max(l->next_extend, l->extended_at + watch_period(l->mutex->opts));
+        schedule_watch(l);
+    }
+}
+
+void start_watch(const std::shared_ptr<lock_state>& l)
+{
+    if (!l->watched.exchange(true)) {
+        // From the strand or (guard::lost_slot) a user's thread.
+        asio::dispatch(l->mutex->client->strand, [l] {
+            l->next_extend = l->extended_at + watch_period(l->mutex->opts);
+            schedule_watch(l);
+        });
+    }
+}
+
+watchdog::watchdog(const asio::any_io_executor& strand) : timer_(strand) {}
+
+void watchdog::place(std::size_t i, item it)
+{
+    it.lock->watch_slot = i;
+    heap_[i] = std::move(it);
+}
+
+void watchdog::sift_up(std::size_t i, item it)
+{
+    while (i > 0) {
+        const std::size_t parent = (i - 1) / 2;
+        if (!(it.due < heap_[parent].due)) {
+            break;
+        }
+        place(i, std::move(heap_[parent]));
+        i = parent;
+    }
+    place(i, std::move(it));
+}
+
+void watchdog::sift_down(std::size_t i, item it)
+{
+    const std::size_t n = heap_.size();
+    for (;;) {
+        std::size_t child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n && heap_[child + 1].due < heap_[child].due) {
+            ++child;
+        }
+        if (!(heap_[child].due < it.due)) {
+            break;
+        }
+        place(i, std::move(heap_[child]));
+        i = child;
+    }
+    place(i, std::move(it));
+}
+
+void watchdog::erase(std::size_t i)
+{
+    heap_[i].lock->watch_slot = npos;
+    item last = std::move(heap_.back());
+    heap_.pop_back();
+    if (i == heap_.size()) {
+        return;
+    }
+    if (i > 0 && last.due < heap_[(i - 1) / 2].due) {
+        sift_up(i, std::move(last));
+    } else {
+        sift_down(i, std::move(last));
+    }
+}
+
+void watchdog::schedule(const std::shared_ptr<lock_state>& l, clock::time_point due)
+{
+    if (l->watch_slot != npos) {
+        const std::size_t i = l->watch_slot;
+        item it = std::move(heap_[i]);
+        it.due = due;
+        if (i > 0 && due < heap_[(i - 1) / 2].due) {
+            sift_up(i, std::move(it));
+        } else {
+            sift_down(i, std::move(it));
+        }
+    } else {
+        heap_.emplace_back();
+        sift_up(heap_.size() - 1, item{due, l});
+    }
+    arm();
+}
+
+void watchdog::remove(lock_state& l)
+{
+    if (l.watch_slot != npos) {
+        erase(l.watch_slot);
+        arm();
+    }
+}
+
+void watchdog::arm()
+{
+    if (heap_.empty()) {
+        if (armed_) {
+            // No pending wait once nothing is watched, so that io_context::run can return.
+            armed_ = false;
+            ++ticket_;
+            timer_.cancel();
+        }
+        return;
+    }
+    const auto due = heap_.front().due;
+    if (armed_ && armed_for_ <= due) {
+        return;  // wakes earlier than needed at worst, and re-arms then
+    }
+    armed_ = true;
+    armed_for_ = due;
+    timer_.expires_at(due);  // cancels the wait for a later instant, if any
+    timer_.async_wait(
+        [self = shared_from_this(), ticket = ++ticket_](const boost::system::error_code&) {
+            if (ticket == self->ticket_) {
+                self->armed_ = false;
+                self->fire();
+            }
+        });
+}
+
+bool watchdog::start_extension()
+{
+    if (extending_ >= max_extending) {
+        return false;
+    }
+    ++extending_;
+    return true;
+}
+
+void watchdog::extension_done()
+{
+    --extending_;
+    // Waiting locks go in batches (half the limit), so that they still share writes.
+    if (starved_ && !firing_ && extending_ <= max_extending / 2) {
+        fire();
+    }
+}
+
+void watchdog::fire()
+{
+    // Every step due, or due within the coalescing window, goes in one pass, so that the
+    // extensions due together share writes.
+    firing_ = true;
+    starved_ = false;
+    const auto now = clock::now();
+    batch_.clear();
+    while (!heap_.empty() && heap_.front().due <= now + max_window &&
+           extending_ + batch_.size() < max_extending) {
+        batch_.push_back(heap_.front());
+        erase(0);
+    }
+    for (item& it : batch_) {
+        if (!watch_step(it.lock, *this, now)) {
+            heap_.emplace_back();
+            sift_up(heap_.size() - 1, std::move(it));
+        }
+    }
+    batch_.clear();
+    firing_ = false;
+    if (extending_ >= max_extending && !heap_.empty() && heap_.front().due <= now + max_window) {
+        // The rest wait for running extensions: extension_done fires again.
+        starved_ = true;
+        armed_ = false;
+        ++ticket_;
+        return;
+    }
+    arm();
+}
+
+}  // namespace redlock::detail

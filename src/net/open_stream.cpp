@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "net/open_stream.hpp"
+
+#include "core/misconfiguration.hpp"
+#include "resp/resp.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using asio::use_awaitable;
+using generic_socket = asio::generic::stream_protocol::socket;
+constexpr auto use_tuple = asio::as_tuple(use_awaitable);
+// See probe_plain: well above a TLS handshake's round trips on a LAN.
+constexpr std::chrono::milliseconds probe_after_max{100};
+
+namespace {
+
+// A TLS handshake with a server that speaks plain Redis gets no answer at all (the server
+// waits for the end of an inline command that never comes), so it would end only at the
+// connect timeout, like one with a stopped server. Once the handshake has taken `after`, a
+// second connection asks the same address for a plain-text PING: a Redis reply proves that
+// the port has no TLS. Completes only then (or when cancelled): otherwise the handshake
+// decides.
+asio::awaitable<std::string> probe_plain(asio::generic::stream_protocol::endpoint address,
+                                         std::chrono::milliseconds after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer wait(ex, after);
+    co_await wait.async_wait(use_awaitable);
+    generic_socket probe(ex);
+    auto [cec] = co_await probe.async_connect(address, use_tuple);
+    if (!cec) {
+        static constexpr char ping[] = "PING\r\n";
+        auto [wec, written] =
+            co_await asio::async_write(probe, asio::buffer(ping, sizeof ping - 1), use_tuple);
+        (void)written;
+        std::array<char, 128> buf{};
+        auto [rec, n] = wec ? std::tuple(wec, std::size_t{0})
+                            : co_await probe.async_read_some(asio::buffer(buf), use_tuple);
+        if (!rec && n > 0 && (buf[0] == '+' || buf[0] == '-')) {
+            std::string_view words(buf.data() + 1, n - 1);
+            words = words.substr(0, words.find('\r'));
+            co_return "TLS handshake unanswered, but the port answered a plain-text PING with '" +
+                std::string(words) + "' (" + std::string(tls_to_plain_hint) + ")";
+        }
+    }
+    // Whatever listens there is not plain Redis: leave the verdict to the handshake.
+    wait.expires_at(asio::steady_timer::time_point::max());
+    co_await wait.async_wait(use_awaitable);
+    co_return std::string();
+}
+
+// The TLS handshake, raced against probe_plain.
+asio::awaitable<std::string> start_tls(stream& conn, asio::ssl::context& tls,
+                                       const std::string& host, bool verify_name,
+                                       std::chrono::milliseconds probe_after)
+{
+    auto ex = co_await asio::this_coro::executor;
+    boost::system::error_code ec;
+    const auto address = conn.socket().remote_endpoint(ec);
+    if (ec) {
+        co_return "TLS handshake interrupted: " + ec.message();
+    }
+    auto [order, tls_exception, tls_failure, probe_exception, probe_finding] =
+        co_await asio::experimental::make_parallel_group(
+            asio::co_spawn(ex, conn.start_tls(tls, host, verify_name), asio::deferred),
+            asio::co_spawn(ex, probe_plain(address, probe_after), asio::deferred))
+            .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+    if (order[0] == 0) {
+        if (tls_exception) {
+            std::rethrow_exception(tls_exception);
+        }
+        co_return std::move(tls_failure);
+    }
+    if (probe_exception || probe_finding.empty()) {
+        co_return "TLS handshake interrupted";
+    }
+    co_return std::move(probe_finding);
+}
+
+}  // namespace
+
+asio::awaitable<std::string> connect_and_greet(stream& conn, const node& endpoint, bool select_db,
+                                               asio::ssl::context* tls, bool verify_name,
+                                               std::chrono::milliseconds timeout)
+{
+    generic_socket& s = conn.socket();
+    const std::string name = endpoint.endpoint();
+    if (!endpoint.unix_path.empty()) {
+        asio::local::stream_protocol::endpoint ep(endpoint.unix_path);
+        auto [ec] =
+            co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
+        if (ec) {
+            co_return "connect to " + name + " failed: " + ec.message();
+        }
+    } else {
+        asio::ip::tcp::resolver resolver(s.get_executor());
+        auto [rec, results] = co_await resolver.async_resolve(
+            endpoint.host, std::to_string(endpoint.port), use_tuple);
+        if (rec) {
+            co_return "cannot resolve host '" + endpoint.host + "': " + rec.message();
+        }
+        boost::system::error_code last = asio::error::host_not_found;
+        for (const auto& entry : results) {
+            asio::generic::stream_protocol::endpoint ep(entry.endpoint());
+            if (s.is_open()) {
+                s.close();
+            }
+            auto [ec] = co_await s.async_connect(ep, use_tuple);
+            last = ec;
+            if (!ec) {
+                break;
+            }
+        }
+        if (last) {
+            co_return "connect to " + name + " failed: " + last.message();
+        }
+        // Requests are small and latency-bound; Nagle would hold them back.
+        boost::system::error_code ignored;
+        s.set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+
+    if (endpoint.tls) {
+        if (tls == nullptr) {
+            co_return "TLS requested for " + name + " but the client has no TLS context";
+        }
+        std::string failure = co_await start_tls(conn, *tls, endpoint.host, verify_name,
+                                                 std::min(probe_after_max, timeout / 4));
+        if (!failure.empty()) {
+            co_return failure + " (" + name + ")";
+        }
+    }
+
+    std::string hello;
+    std::size_t expected = 0;
+    if (!endpoint.password.empty()) {
+        if (endpoint.username.empty()) {
+            resp::append_command(hello, {"AUTH", endpoint.password});
+        } else {
+            resp::append_command(hello, {"AUTH", endpoint.username, endpoint.password});
+        }
+        ++expected;
+    }
+    if (select_db && endpoint.db != 0) {
+        resp::append_command(hello, {"SELECT", std::to_string(endpoint.db)});
+        ++expected;
+    }
+    if (expected == 0) {
+        co_return std::string();
+    }
+    std::vector<resp::reply> replies;
+    if (std::string failure = co_await exchange(conn, hello, expected, replies, name);
+        !failure.empty()) {
+        co_return failure.starts_with("protocol error")
+            ? failure
+            : "handshake with " + name + " failed: " + failure;
+    }
+    const char* steps[] = {endpoint.password.empty() ? "SELECT" : "AUTH", "SELECT"};
+    for (std::size_t i = 0; i < expected; ++i) {
+        if (replies[i].is_error()) {
+            // The reply text comes from the server and never contains the password.
+            co_return std::string(steps[i]) + " on " + name +
+                " failed: " + with_hint(replies[i].text);
+        }
+    }
+    co_return std::string();
+}
+
+asio::awaitable<std::string> exchange(stream& conn, const std::string& commands, std::size_t count,
+                                      std::vector<resp::reply>& replies, const std::string& name)
+{
+    replies.clear();
+    auto [wec, written] = co_await conn.write_all(asio::buffer(commands));
+    (void)written;
+    if (wec) {
+        co_return wec.message();
+    }
+    resp::decoder decoder;
+    std::array<char, 1024> buf;
+    while (replies.size() < count) {
+        if (auto r = decoder.next()) {
+            replies.push_back(std::move(*r));
+            continue;
+        }
+        if (!decoder.error().empty()) {
+            co_return "protocol error from " + name + ": " + decoder.error();
+        }
+        auto [rec, n] = co_await conn.read_some(asio::buffer(buf));
+        if (rec) {
+            co_return rec.message();
+        }
+        decoder.feed(buf.data(), n);
+    }
+    co_return std::string();
+}
+
+asio::awaitable<std::string> within_deadline(asio::awaitable<std::string> op,
+                                             std::chrono::milliseconds timeout, std::string what)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer deadline(ex, timeout);
+    try {
+        auto [order, exception, message, timer_ec] =
+            co_await asio::experimental::make_parallel_group(
+                asio::co_spawn(ex, std::move(op), asio::deferred),
+                deadline.async_wait(asio::deferred))
+                .async_wait(asio::experimental::wait_for_one(), use_awaitable);
+        (void)timer_ec;
+        if (order[0] == 1) {
+            co_return what + " timed out after " + std::to_string(timeout.count()) + " ms";
+        }
+        if (exception) {
+            co_return what + " failed: internal error";
+        }
+        co_return std::move(message);
+    } catch (const std::exception& e) {
+        co_return what + " failed: " + e.what();
+    }
+}
+
+asio::awaitable<std::string> open_stream(stream& s, const node& endpoint,
+                                         std::chrono::milliseconds timeout, bool select_db,
+                                         asio::ssl::context* tls, bool verify_name)
+{
+    return within_deadline(connect_and_greet(s, endpoint, select_db, tls, verify_name, timeout),
+                           timeout, "connect to " + endpoint.endpoint());
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "node/sentinel/sentinel.hpp"
+
+#include "core/misconfiguration.hpp"
+#include "net/open_stream.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <array>
+#include <charconv>
+#include <vector>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// How long the watch waits before trying the next Sentinel after one failed.
+constexpr std::chrono::milliseconds watch_retry_pause{500};
+
+std::optional<std::uint16_t> port_number(std::string_view text)
+{
+    unsigned value = 0;
+    const char* end = text.data() + text.size();
+    const auto [p, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc{} || p != end || value == 0 || value > 65535) {
+        return std::nullopt;
+    }
+    return static_cast<std::uint16_t>(value);
+}
+
+node sentinel_server(const node& n, const server_address& a)
+{
+    node s;
+    s.host = a.host;
+    s.port = a.port;
+    s.tls = n.tls;
+    return s;
+}
+
+// Asks one Sentinel for the master's address: the reply, or why there is none.
+asio::awaitable<std::string> ask_sentinel(const node& sentinel, const std::string& master_name,
+                                          asio::ssl::context* tls, bool verify_name,
+                                          std::chrono::milliseconds timeout, resp::reply& reply)
+{
+    stream q(co_await asio::this_coro::executor);
+    std::string why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
+    if (why.empty()) {
+        std::string ask;
+        resp::append_command(ask, {"SENTINEL", "get-master-addr-by-name", master_name});
+        std::vector<resp::reply> replies;
+        why = co_await exchange(q, ask, 1, replies, "Sentinel " + sentinel.endpoint());
+        if (why.empty()) {
+            reply = std::move(replies.front());
+        }
+    }
+    q.close();
+    co_return why;
+}
+
+// Asks the Sentinels of `n` in order for its master, each for a share of `timeout` (so that a
+// stopped one leaves time to ask the others and connect); the reasons of those that did not
+// say.
+asio::awaitable<std::optional<server_address>> ask_sentinels(const node& n, asio::ssl::context* tls,
+                                                             bool verify_name,
+                                                             std::chrono::milliseconds timeout,
+                                                             std::string& failures)
+{
+    const auto share = timeout / static_cast<int>(n.sentinels.size() + 1);
+    for (const server_address& a : n.sentinels) {
+        const node sentinel = sentinel_server(n, a);
+        resp::reply reply;
+        std::string why = co_await within_deadline(
+            ask_sentinel(sentinel, n.master_name, tls, verify_name, share, reply), share,
+            "asking Sentinel " + sentinel.endpoint());
+        if (why.empty()) {
+            if (auto master = read_master_address(reply, why)) {
+                co_return master;
+            }
+            why.insert(0, "Sentinel " + sentinel.endpoint() + ": ");
+        }
+        failures += (failures.empty() ? "" : "; ") + why;
+    }
+    co_return std::nullopt;
+}
+
+asio::awaitable<std::string> open_master(stream& s, const node& n, bool select_db,
+                                         asio::ssl::context* tls, bool verify_name,
+                                         std::chrono::milliseconds timeout, std::string& reached)
+{
+    std::string failures;
+    const auto master = co_await ask_sentinels(n, tls, verify_name, timeout, failures);
+    if (!master) {
+        co_return "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name +
+            "': " + failures;
+    }
+    const node server = node_at(n, *master);
+    reached = server.endpoint();
+    if (std::string why =
+            co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout);
+        !why.empty()) {
+        co_return "the master the Sentinels name: " + why;
+    }
+    // Right after a failover a Sentinel may still name the old master, which is becoming a
+    // replica: locking there would be lost with its data.
+    std::string role;
+    resp::append_command(role, {"ROLE"});
+    std::vector<resp::reply> replies;
+    if (std::string why = co_await exchange(s, role, 1, replies, reached); !why.empty()) {
+        co_return "ROLE on " + reached + " failed: " + why;
+    }
+    const resp::reply& r = replies.front();
+    if (r.is_error() && r.text.starts_with("NOPERM")) {
+        co_return std::string();  // the user may not ask; the Sentinels' word stands
+    }
+    if (r.type != resp::kind::array || r.elements.empty() || r.elements[0].text != "master") {
+        co_return "the Sentinels name " + reached + " as the master '" + n.master_name +
+            "', but its ROLE is '" +
+            (r.elements.empty() ? (r.is_error() ? r.text : std::string("?")) : r.elements[0].text) +
+            "' (a failover in progress?)";
+    }
+    co_return std::string();
+}
+
+}  // namespace
+
+asio::awaitable<std::string> open_node(stream& s, const node& n, std::chrono::milliseconds timeout,
+                                       bool select_db, asio::ssl::context* tls, bool verify_name,
+                                       std::string& reached)
+{
+    if (n.sentinels.empty()) {
+        reached = n.endpoint();
+        co_return co_await open_stream(s, n, timeout, select_db, tls, verify_name);
+    }
+    co_return co_await within_deadline(
+        open_master(s, n, select_db, tls, verify_name, timeout, reached), timeout,
+        "finding the master of " + n.endpoint());
+}
+
+node node_at(const node& n, const server_address& a)
+{
+    node server = n;
+    server.sentinels.clear();
+    server.master_name.clear();
+    server.cluster_seeds.clear();
+    server.host = a.host;
+    server.port = a.port;
+    return server;
+}
+
+std::optional<server_address> read_master_address(const resp::reply& r, std::string& why)
+{
+    if (r.type == resp::kind::nil) {
+        why = "it knows no master by that name";
+        return std::nullopt;
+    }
+    if (r.is_error()) {
+        why = "Redis error: " + with_hint(r.text);
+        return std::nullopt;
+    }
+    if (r.type != resp::kind::array || r.elements.size() != 2 ||
+        r.elements[0].type != resp::kind::bulk_string || r.elements[0].text.empty() ||
+        r.elements[1].type != resp::kind::bulk_string) {
+        why = "unexpected reply to SENTINEL get-master-addr-by-name";
+        return std::nullopt;
+    }
+    const auto port = port_number(r.elements[1].text);
+    if (!port) {
+        why = "unexpected port in the reply to SENTINEL get-master-addr-by-name";
+        return std::nullopt;
+    }
+    return server_address{.host = r.elements[0].text, .port = *port};
+}
+
+std::optional<server_address> switched_master(std::string_view message,
+                                              std::string_view master_name)
+{
+    std::array<std::string_view, 5> words;
+    std::size_t count = 0;
+    while (!message.empty()) {
+        const auto space = message.find(' ');
+        if (count == words.size()) {
+            return std::nullopt;
+        }
+        words[count++] = message.substr(0, space);
+        message = space == std::string_view::npos ? std::string_view{} : message.substr(space + 1);
+    }
+    if (count != words.size() || words[0] != master_name || words[3].empty()) {
+        return std::nullopt;
+    }
+    const auto port = port_number(words[4]);
+    if (!port) {
+        return std::nullopt;
+    }
+    return server_address{.host = std::string(words[3]), .port = *port};
+}
+
+sentinel_watch::sentinel_watch(asio::any_io_executor strand, node n, connection_settings settings,
+                               listener on_switch)
+    : strand_(std::move(strand)),
+      node_(std::move(n)),
+      settings_(std::move(settings)),
+      on_switch_(std::move(on_switch)),
+      socket_(strand_),
+      pause_(strand_)
+{
+}
+
+void sentinel_watch::start()
+{
+    if (running_ || stopped_ || node_.sentinels.empty()) {
+        return;
+    }
+    running_ = true;
+    asio::co_spawn(
+        strand_, [self = shared_from_this()] { return self->run(); }, asio::detached);
+}
+
+void sentinel_watch::stop()
+{
+    stopped_ = true;
+    socket_.close();
+    pause_.cancel();
+}
+
+asio::awaitable<void> sentinel_watch::run()
+{
+    for (std::size_t next = 0; !stopped_; next = (next + 1) % node_.sentinels.size()) {
+        co_await listen(node_.sentinels[next]);
+        if (stopped_) {
+            break;
+        }
+        pause_.expires_after(watch_retry_pause);
+        co_await pause_.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    running_ = false;
+}
+
+// Subscribes on one Sentinel and reads its messages until the connection fails or the watch
+// stops.
+asio::awaitable<void> sentinel_watch::listen(const server_address& sentinel)
+{
+    const node server = sentinel_server(node_, sentinel);
+    socket_ = stream(strand_);
+    std::string why = co_await open_stream(socket_, server, settings_.connect_timeout, false,
+                                           settings_.tls.get(), settings_.verify_name);
+    if (!why.empty() || stopped_) {
+        co_return;
+    }
+    std::string subscribe;
+    resp::append_command(subscribe, {"SUBSCRIBE", "+switch-master"});
+    if (auto [ec, n] = co_await socket_.write_all(asio::buffer(subscribe)); ec) {
+        co_return;
+    }
+    resp::decoder decoder;
+    std::array<char, 4096> buf;
+    while (!stopped_) {
+        while (auto r = decoder.next()) {
+            if (r->type == resp::kind::array && r->elements.size() == 3 &&
+                r->elements[0].text == "message") {
+                if (auto master = switched_master(r->elements[2].text, node_.master_name)) {
+                    on_switch_(*master);
+                }
+            }
+        }
+        if (!decoder.error().empty()) {
+            co_return;
+        }
+        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
+        if (ec || stopped_) {
+            co_return;
+        }
+        decoder.feed(buf.data(), n);
+    }
+}
+
+}  // namespace redlock::detail

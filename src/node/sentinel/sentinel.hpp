@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSL-1.0
+#pragma once
+
+// Nodes that are the master a set of Sentinels names (redis-sentinel://): finding that master
+// on connect, and hearing of failovers. Part of the node layer: a connection and a subscriber
+// open their streams through `open_node`.
+
+#include <redlock/node.hpp>
+
+#include "net/stream.hpp"
+#include "node/connection.hpp"
+#include "resp/resp.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// Opens `s` to where `n`'s requests go, within `timeout` in all: `n` itself (as
+/// `open_stream`), or for a Sentinel node the master its Sentinels name now, asked in order,
+/// after which ROLE must say "master". `reached` gets the server's
+/// "host:port". Returns an error message naming the node and the cause (never the password), empty
+/// on success.
+boost::asio::awaitable<std::string> open_node(stream& s, const node& n,
+                                              std::chrono::milliseconds timeout, bool select_db,
+                                              boost::asio::ssl::context* tls, bool verify_name,
+                                              std::string& reached);
+
+/// The server at `a` as the Sentinel or cluster node `n` reaches it (its master, one of its
+/// masters or seeds): `n`'s credentials, database and TLS, no Sentinels or seeds. Pure.
+node node_at(const node& n, const server_address& a);
+
+/// Reads a reply to `SENTINEL get-master-addr-by-name`: the master's address, or nullopt
+/// with the reason in `why` (the Sentinel does not know the name, an error, a malformed
+/// reply). Pure.
+std::optional<server_address> read_master_address(const resp::reply& r, std::string& why);
+
+/// Reads a `+switch-master` message ("name old-host old-port new-host new-port"): the new
+/// master's address when the message is about `master_name`. Pure.
+std::optional<server_address> switched_master(std::string_view message,
+                                              std::string_view master_name);
+
+/// Listens for `+switch-master` on one of a Sentinel node's Sentinels (the next one after a
+/// failure) and tells `on_switch` of each new master of the node, on the strand, until
+/// `stop`. While it runs it keeps a read pending: a client with a Sentinel node keeps its
+/// io_context busy until `client::async_shutdown`.
+class sentinel_watch : public std::enable_shared_from_this<sentinel_watch>
+{
+  public:
+    using listener = std::function<void(const server_address& master)>;
+
+    sentinel_watch(boost::asio::any_io_executor strand, node n, connection_settings settings,
+                   listener on_switch);
+
+    /// Starts listening, unless it already does. On the strand.
+    void start();
+    /// Stops for good. On the strand.
+    void stop();
+
+  private:
+    boost::asio::awaitable<void> run();
+    boost::asio::awaitable<void> listen(const server_address& sentinel);
+
+    boost::asio::any_io_executor strand_;
+    node node_;
+    connection_settings settings_;
+    listener on_switch_;
+    stream socket_;
+    boost::asio::steady_timer pause_;
+    bool running_ = false;
+    bool stopped_ = false;
+};
+
+}  // namespace redlock::detail

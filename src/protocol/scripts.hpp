@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: BSL-1.0
+#pragma once
+
+// The commands of the lock protocol, and how each node's reply to them is read. Keys and
+// values travel only as arguments: nothing user-supplied is ever part of script text.
+//
+// Two kinds of lock, each over one or several keys:
+// - plain: each key is a string holding the owner value (SET NX PX); several keys are set
+//   all or nothing by one script.
+// - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
+//   increments the count, and each release decrements it; the key goes at zero.
+// The scripts answer 1 (done: every key is ours), 0 (some key is missing) or -1 (some key
+// belongs to another owner).
+
+#include <redlock/report.hpp>
+
+#include "engine/request.hpp"
+#include "resp/resp.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
+                                     std::string& detail);
+
+/// What a lock is made of.
+struct lock_shape
+{
+    const std::vector<std::string>& keys;
+    bool reentrant = false;
+    /// Acquisitions also bump a fencing counter per key (see `fence_key`) and answer the
+    /// largest value as their token.
+    bool fencing = false;
+    /// config::key_prefix, which `keys` begin with (key_space.hpp).
+    std::string_view prefix{};
+    /// The client has a Redis Cluster node: helper keys go in their lock key's slot.
+    bool in_cluster = false;
+};
+
+/// Why `lock` cannot be taken on a Redis Cluster node, empty when it can: one script touches
+/// all its keys (and their fencing counters) at once, so they must share a hash slot. Pure.
+std::string cluster_key_problem(lock_shape lock);
+
+/// A command with the function that reads each node's reply to it.
+struct request
+{
+    command cmd;
+    reply_reader read;
+};
+
+/// Acquire: SET key value NX PX for one plain key; a script otherwise.
+request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry);
+/// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
+request fence_raise_request(lock_shape lock, std::uint64_t token);
+/// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
+/// each deleted key's release channel (`release_channel`) unless `announce` is false.
+request release_request(lock_shape lock, std::string_view value, bool announce);
+/// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
+/// that vanished (unless another owner holds one).
+request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
+                       bool recreate);
+/// Valid: do all keys hold our value? GET for one plain key; a script otherwise.
+request check_request(lock_shape lock, std::string_view value);
+
+/// How replies read: +OK/nil for SET NX; 1/0/-1 for the scripts; a bulk compared with
+/// `value` for GET. `detail` is set for unexpected replies.
+node_status read_acquire_reply(const resp::reply& r, std::string_view value, std::string& detail);
+node_status read_script_reply(const resp::reply& r, std::string_view value, std::string& detail);
+/// A fenced acquire answers its token (>= 1) or -1 when taken.
+node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
+                                      std::string& detail);
+node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
+
+/// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply
+/// to it follows the command's own: `cmd.replies` becomes 2. `timeout` of at least 1 ms
+/// (WAIT's 0 would wait forever).
+void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds timeout);
+
+/// Reads the reply to a command followed by WAIT (`add_replica_wait`): `read` reads the
+/// command's own reply; an ok counts only if WAIT says at least `replicas` replicas
+/// acknowledged it, and is an `error` otherwise, with the count in `detail`.
+node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
+                                  int replicas, std::string& detail);
+
+/// EVALSHA `sha` numkeys keys... args... more_args..., with the same request as EVAL of
+/// `text` as the fallback, sent instead on a script's first use on a connection and after a
+/// NOSCRIPT. `text` must live as long as the program: its address names the script. Keys and
+/// arguments travel as arguments only.
+command script_command(std::string_view text, std::string_view sha,
+                       const std::vector<std::string>& keys,
+                       std::initializer_list<std::string_view> args,
+                       const std::vector<std::string>& more_args = {});
+
+/// The SHA-1 of a script in lower-case hex, as EVALSHA wants it.
+std::string script_sha1(std::string_view script);
+
+}  // namespace redlock::detail
