@@ -118,32 +118,20 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
         }
         start_connect();
     }
-    if (probing_) {
-        // The server stopped answering: until a new socket has had an answer, nothing is
-        // sent to it (see connect_loop).
+    if (probing_ || unresponsive_) {
+        // The server has answered nothing for a per-node deadline: nothing new is sent to it
+        // until it answers (see went_silent).
         ++stats_.errors;
-        owner->deliver(index, exec_result{exec_result::outcome::failed,
-                                          {},
-                                          last_error_ + "; waiting for the server to answer"});
+        owner->deliver(index,
+                       exec_result{exec_result::outcome::failed,
+                                   {},
+                                   probing_ ? last_error_ + "; waiting for the server to answer"
+                                            : "not sent: " + name_ +
+                                                  " has answered nothing for a per-node deadline"});
         return;
     }
-    if (!unresponsive_) {
-        write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
-        write_batch();
-        return;
-    }
-    // Written all the same, so that it keeps its place behind the requests before it (a
-    // clean-up behind its attempt), but its owner is not kept waiting for a server that has
-    // answered nothing for a whole per-node deadline: its reply is read and dropped.
-    std::shared_ptr<request_owner> told = owner;
-    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false, {}, true});
-    ++given_up_;
+    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
     write_batch();
-    ++stats_.errors;
-    told->deliver(index, exec_result{exec_result::outcome::failed,
-                                     {},
-                                     "not waited for: " + name_ +
-                                         " has answered nothing for a per-node deadline"});
 }
 
 void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
@@ -155,29 +143,38 @@ void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
     }
     ++stats_.timeouts;
     // The request went unanswered, and so did every request before it (replies come in
-    // order): until the server answers something, nobody waits for it (see submit).
+    // order). Not acted on at once, though: the clean-up of a request that just timed out is
+    // queued in the same turn of the strand, and it must go out on this socket, behind that
+    // request. A fresh socket would not order it: a stopped server that resumes may run the
+    // clean-up first and the request it undoes after it. (Only what was written by then
+    // counts: while a write waits for a server that stopped reading, what is queued behind
+    // it cannot reach the server anyway.)
+    if (!silence_check_posted_) {
+        silence_check_posted_ = true;
+        asio::post(strand_, [self = shared_from_this(), g = generation_, seen = replies_seen_] {
+            self->silence_check_posted_ = false;
+            if (g == self->generation_ && seen == self->replies_seen_) {
+                self->went_silent();
+            }
+        });
+    }
+}
+
+// The server has answered nothing for a per-node deadline. Requests are no longer sent to
+// it, so that no round waits for it again, until it answers one already in flight. A server
+// that answers nothing in flight is stuck or gone: the socket is given up rather than kept
+// behind it forever.
+void connection::went_silent()
+{
     if (!unresponsive_) {
         unresponsive_ = true;
         log(log_level::warning, name_ +
-                                    " answered nothing for a per-node deadline: requests go "
-                                    "out but are not waited for until it answers");
+                                    " answered nothing for a per-node deadline: nothing is "
+                                    "sent to it until it answers");
     }
-    // A server that answers nothing in flight is stuck or gone: give up the socket rather
-    // than queue behind it forever. Not at once, though: the clean-up of a request that just
-    // timed out is queued in the same turn of the strand, and it must go out on this socket,
-    // behind that request. A fresh socket would not order it: a stopped server that resumes
-    // may run the clean-up first and the request it undoes after it. (Only what was written
-    // by then counts: while a write waits for a server that stopped reading, what is queued
-    // behind it cannot reach the server anyway.)
-    if (!stuck_check_posted_ && looks_stuck()) {
-        stuck_check_posted_ = true;
-        asio::post(strand_, [self = shared_from_this(), g = generation_] {
-            self->stuck_check_posted_ = false;
-            if (g == self->generation_ && self->looks_stuck()) {
-                self->fail_connection("no reply before the per-node deadline");
-                self->probing_ = true;
-            }
-        });
+    if (looks_stuck()) {
+        fail_connection("no reply before the per-node deadline");
+        probing_ = true;
     }
 }
 
@@ -416,6 +413,7 @@ void connection::on_read(std::uint64_t generation, const boost::system::error_co
 
 void connection::deliver(resp::reply reply)
 {
+    ++replies_seen_;
     unresponsive_ = false;
     if (entry& front = in_flight_.front(); front.cmd->replies > 1) {
         front.gathered.push_back(std::move(reply));

@@ -90,9 +90,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
         bool fallback = false;
         /// The replies so far of a command with several (`command::replies`).
         std::vector<resp::reply> gathered{};
-        /// Its owner was told at once that the server is not answering (see `unresponsive_`).
-        bool told = false;
-        bool given_up() const noexcept { return told || owner->given_up(index); }
+        bool given_up() const noexcept { return owner->given_up(index); }
     };
     /// A socket's I/O buffers: a fresh pair per connection, held by the handlers of its
     /// reads and writes.
@@ -112,6 +110,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     // with `why`, and the next request asks the Sentinels again at once.
     void leave_old_master(const std::string& why);
     bool looks_stuck();
+    void went_silent();
     boost::asio::awaitable<std::string> answers_ping(stream& fresh);
     void warn_if_misconfigured(std::string_view reply_text);
 
@@ -129,7 +128,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     /// How many requests at the front of `in_flight_` are known to be given up.
     std::size_t given_up_prefix_ = 0;
     bool writing_ = false;
-    bool stuck_check_posted_ = false;
+    bool silence_check_posted_ = false;
     /// The scripts (`command::script`) sent as EVAL on this socket.
     std::vector<const void*> scripts_sent_;
     unsigned writes_held_ = 0;
@@ -145,9 +144,11 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     // new socket has answered a PING, requests fail at once instead of waiting for a server
     // that may still be stopped (its kernel accepts connections all the same).
     bool probing_ = false;
-    // A request timed out unanswered, and nothing has been answered since: new requests are
-    // written (in order) but their owners are told at once that the server is not answering.
+    // A request timed out unanswered, and nothing has been answered since: new requests fail
+    // at once, unsent (see went_silent).
     bool unresponsive_ = false;
+    // Replies read on this connection, for the check that follows a timeout.
+    std::uint64_t replies_seen_ = 0;
     // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
     bool warned_misconfigured_ = false;
     // The server the last connect reached ("host:port"): a Sentinel node's master of the time.
