@@ -25,7 +25,6 @@
 #include <redlock/redlock.hpp>
 
 #include "core/misconfiguration.hpp"
-#include "known_bugs.hpp"
 #include "resp/resp.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -362,9 +361,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool keep_open = (data[0] & 7) == 6;
     const bool pubsub = (data[0] & 7) == 7;
     const std::string answer(reinterpret_cast<const char*>(data + 1), size - 1);
-    if (redlock_fuzz::skip_known_bugs() && redlock_fuzz::has_huge_array_header(answer)) {
-        return -1;
-    }
 
     steps out;
     {
