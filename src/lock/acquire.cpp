@@ -56,76 +56,61 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
     broadcast(c.connections, std::move(cmd));
 }
 
-// While an acquire waits to retry, a release of one of its keys may wake it: a release by
-// this client hands the lock to its longest-waiting acquire at once, a release seen on a node
-// wakes it unless another of the client's acquires is trying already (waiters.hpp).
-class wake_on_release
+// An acquire's place in the client's lines of waiters for its keys (waiters.hpp), from the
+// moment its acquire_fsm says that a release may wake it until it completes. While it is
+// there, the subscribers listen for the keys' releases.
+class line_place
 {
   public:
-    wake_on_release(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& timer)
-        : client_(c), keys_(keys), waiter_(timer)
+    line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause)
+        : client_(c), keys_(keys), waiter_(pause)
     {
     }
-    wake_on_release(const wake_on_release&) = delete;
-    wake_on_release& operator=(const wake_on_release&) = delete;
-    ~wake_on_release()
-    {
-        if (watching_) {
-            for (const std::string& key : keys_) {
-                if (client_.waiters->leave(key, waiter_)) {
-                    // Handed a release that went out quietly, and cancelled before its
-                    // attempt, with nobody of this client to take its turn: the key will be
-                    // free, so the other clients' waiters must hear of it after all.
-                    announce_release(client_, key, waiter_.handed_value);
-                    waiter_.held_writes.end();  // the message goes in the held write
-                }
-                for (const auto& s : client_.subscribers) {
-                    s->unwatch(key);
-                }
-            }
-        }
-    }
-    void start()
-    {
-        if (!watching_) {
-            watching_ = true;
-            for (const std::string& key : keys_) {
-                client_.waiters->enter(key, waiter_);
-                for (const auto& s : client_.subscribers) {
-                    s->watch(key);
-                }
-            }
-        }
-    }
-    /// Before a retry pause: whether a release came while the attempt was under way. Once
-    /// in a row at most, so that releases seen during attempts cannot keep a waiter from
-    /// ever pausing.
-    bool missed_a_release()
-    {
-        const bool skip = waiter_.missed && !skipped_;
-        waiter_.missed = false;
-        skipped_ = skip;
-        return skip;
-    }
-    /// Around the retry pause.
-    void pausing(bool p) { waiter_.pausing = p && watching_; }
-    /// The pause's wait ended because the client moved its end (a yield): wait again.
-    bool rescheduled() { return std::exchange(waiter_.rescheduled, false); }
-    /// The pause ended because another owner's release was seen on a node.
-    bool woken_by_release_message() { return std::exchange(waiter_.by_release_message, false); }
-    /// An attempt begins: a wake-up that led here has been used.
-    void attempting() { waiter_.woken = false; }
-    /// The hold on the nodes' writes taken for this attempt by a hand-off, if any: the
-    /// attempt's round ends it.
-    write_hold take_held_writes() { return std::move(waiter_.held_writes); }
+    line_place(const line_place&) = delete;
+    line_place& operator=(const line_place&) = delete;
+    ~line_place();
+
+    void join();
+    waiter& self() noexcept { return waiter_; }
 
   private:
     client_impl& client_;
     const std::vector<std::string>& keys_;
     waiter waiter_;
-    bool watching_ = false;
-    bool skipped_ = false;
+    bool joined_ = false;
 };
+
+void line_place::join()
+{
+    if (std::exchange(joined_, true)) {
+        return;
+    }
+    for (const std::string& key : keys_) {
+        client_.waiters->enter(key, waiter_);
+        for (const auto& s : client_.subscribers) {
+            s->watch(key);
+        }
+    }
+}
+
+line_place::~line_place()
+{
+    if (!joined_) {
+        return;
+    }
+    for (const std::string& key : keys_) {
+        if (client_.waiters->leave(key, waiter_)) {
+            // Handed a release that went out quietly, and gone before its attempt, with
+            // nobody of this client to take its turn: the key will be free, so the other
+            // clients' waiters must hear of it after all.
+            announce_release(client_, key, waiter_.handed_value);
+            waiter_.held_writes.end();  // the message goes in the held write
+        }
+        for (const auto& s : client_.subscribers) {
+            s->unwatch(key);
+        }
+    }
+}
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 {
@@ -208,7 +193,8 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                      .fencing = o.fencing});
     const auto per_node = node_timeout(o.expiry, o.timeout_factor);
     asio::steady_timer pause(c->strand);
-    wake_on_release wake(*c, m->keys, pause);
+    line_place place(*c, m->keys, pause);
+    waiter& w = place.self();
     report rep;
     // The current attempt's.
     clock::time_point start{};
@@ -218,11 +204,10 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     // Does what the state machine says, and tells it what came of it.
     for (auto act = fsm.start(c->waiters->ours(m->keys));;) {
         if (act.watch_releases) {
-            wake.start();  // from now on a release wakes the retry
+            place.join();  // from now on a release wakes the retry
         }
         switch (act.step) {
             case acquire_step::attempt: {
-                wake.attempting();
                 start = clock::now();
                 request req = acquire_request(m->shape(), value, o.expiry);
                 if (o.wait_for_replicas > 0) {
@@ -240,7 +225,7 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                         .shuffle = o.shuffle_nodes,
                         .replies_with_token = o.fencing,
                         .replicas = o.wait_for_replicas,
-                        .ends_hold = wake.take_held_writes()};
+                        .ends_hold = w.attempt_begins()};
                 auto outcomes = co_await run_round(c->connections, std::move(r));
                 const tally t = count(outcomes);
                 until = valid_until(start, o.expiry, o.drift_factor);
@@ -292,18 +277,16 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 }
                 break;
             case acquire_step::pause: {
-                bool after_release = wake.missed_a_release();
-                if (!after_release) {
+                // Skipped once after a release seen during the attempt.
+                w.on(waiter_event::pause_begins);
+                if (w.state() == waiter_state::pausing) {
                     pause.expires_after(act.delay);
-                    wake.pausing(true);
-                    co_await pause.async_wait(asio::as_tuple(use_awaitable));
-                    while (wake.rescheduled()) {
+                    do {
                         co_await pause.async_wait(asio::as_tuple(use_awaitable));
-                    }
-                    wake.pausing(false);
-                    after_release = wake.woken_by_release_message();
+                        w.on(waiter_event::pause_ends);
+                    } while (w.state() == waiter_state::pausing);  // its end was moved: wait on
                 }
-                if (after_release && !cancelled(cs)) {
+                if (follows_release_message(w.state()) && !cancelled(cs)) {
                     // Other clients' waiters heard of the same release: see
                     // release_wake_spread.
                     pause.expires_after(random_release_wake_delay());
