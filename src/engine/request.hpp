@@ -5,6 +5,7 @@
 // expects, and whoever waits for its outcome.
 
 #include "core/clock.hpp"
+#include "engine/lua_script.hpp"
 #include "resp/resp.hpp"
 
 #include <cstdint>
@@ -20,9 +21,9 @@ struct command
 {
     std::string payload;
     std::string fallback;
-    /// For EVALSHA: which script it runs (the address of its text, which lives as long as
-    /// the program), so that a connection sends each script's text once per socket.
-    const void* script = nullptr;
+    /// For EVALSHA: the script it runs, a row of the script table (which lives as long as the
+    /// program), so that a connection sends each script's text once per socket.
+    const lua_script* script = nullptr;
     /// How many replies the payload's commands get, one per command (an acquire followed by
     /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
     std::uint8_t replies = 1;

@@ -12,7 +12,7 @@
 #include "core/spawn.hpp"
 #include "lock/client_impl.hpp"
 #include "protocol/inspection.hpp"
-#include "protocol/scripts.hpp"
+#include "protocol/script_table.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -30,24 +30,6 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 
 namespace {
-
-// TYPE answers a status reply, which a script sees as {ok = name}. The third element names
-// the master when the node is a replica, whose locks are only copies ('' otherwise, also when
-// the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
-// contents follow only for the two types locks are made of.
-constexpr std::string_view inspect_script = R"lua(
-local t = redis.call('TYPE', KEYS[1]).ok
-local ttl = redis.call('PTTL', KEYS[1])
-local master = ''
-local info = redis.pcall('INFO', 'replication')
-if type(info) == 'string' and string.match(info, 'role:slave') then
-  master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
-           (string.match(info, 'master_port:(%d+)') or '?')
-end
-if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
-if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
-return {t, ttl, master}
-)lua";
 
 std::string unexpected_reply(const resp::reply& r)
 {
@@ -180,8 +162,7 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
 
 command inspect_command(std::string_view key)
 {
-    static const std::string sha = script_sha1(inspect_script);
-    return script_command(inspect_script, sha, {std::string(key)}, {});
+    return script_command(script_id::inspect, {std::string(key)}, {});
 }
 
 void read_inspect_reply(const resp::reply& r, key_state& s)

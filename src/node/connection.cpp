@@ -269,7 +269,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     }
     reached_ = reached;
     socket_ = std::move(fresh);
-    scripts_sent_.clear();
+    scripts_sent_.reset();
     silent_so_far_ = true;
     buffers_ = std::make_shared<buffers>();
     decoder_.reset();
@@ -321,12 +321,9 @@ void connection::write_batch()
         // round trip, and would re-send the request behind later ones: a clean-up behind the
         // next attempt with the same value, or one that never runs because a stuck socket
         // was given up before its NOSCRIPT was read.
-        if (e.cmd->script != nullptr) {
-            if (std::find(scripts_sent_.begin(), scripts_sent_.end(), e.cmd->script) ==
-                scripts_sent_.end()) {
-                scripts_sent_.push_back(e.cmd->script);
-                e.fallback = true;
-            }
+        if (e.cmd->script != nullptr && !scripts_sent_.test(e.cmd->script->index)) {
+            scripts_sent_.set(e.cmd->script->index);
+            e.fallback = true;
         }
         batch += e.fallback ? e.cmd->fallback : e.cmd->payload;
         in_flight_.push_back(std::move(e));
@@ -436,14 +433,14 @@ void connection::deliver(resp::reply reply)
         // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM, ...) loaded nothing:
         // the script's next use on this socket sends its text again. (After one that ran and
         // failed this costs one EVAL more.)
-        std::erase(scripts_sent_, e.cmd->script);
+        scripts_sent_.reset(e.cmd->script->index);
     }
     // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
     // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
     // written since: only a flush in mid-connection leads here.)
     if (first.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
         first.text.starts_with("NOSCRIPT")) {
-        std::erase(scripts_sent_, e.cmd->script);
+        scripts_sent_.reset(e.cmd->script->index);
         e.fallback = true;
         write_queue_.push_back(std::move(e));
         write_batch();

@@ -9,6 +9,7 @@
 #include <redlock/observability.hpp>
 
 #include "core/clock.hpp"
+#include "engine/lua_script.hpp"
 #include "net/stream.hpp"
 #include "node/node_link.hpp"
 #include "resp/resp.hpp"
@@ -130,7 +131,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     bool writing_ = false;
     bool silence_check_posted_ = false;
     /// The scripts (`command::script`) sent as EVAL on this socket.
-    std::vector<const void*> scripts_sent_;
+    script_set scripts_sent_;
     unsigned writes_held_ = 0;
     bool reading_ = false;
     std::deque<entry> write_queue_;

@@ -9,8 +9,8 @@
 //   all or nothing by one script.
 // - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
 //   increments the count, and each release decrements it; the key goes at zero.
-// The scripts answer 1 (done: every key is ours), 0 (some key is missing) or -1 (some key
-// belongs to another owner).
+// Each request is one command or one script of the table (script_table.hpp), whose answer
+// a reply reader turns into a node_status.
 
 #include <redlock/report.hpp>
 
@@ -19,7 +19,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,17 +86,5 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
 /// acknowledged it, and is an `error` otherwise, with the count in `detail`.
 node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
                                   int replicas, std::string& detail);
-
-/// EVALSHA `sha` numkeys keys... args... more_args..., with the same request as EVAL of
-/// `text` as the fallback, sent instead on a script's first use on a connection and after a
-/// NOSCRIPT. `text` must live as long as the program: its address names the script. Keys and
-/// arguments travel as arguments only.
-command script_command(std::string_view text, std::string_view sha,
-                       const std::vector<std::string>& keys,
-                       std::initializer_list<std::string_view> args,
-                       const std::vector<std::string>& more_args = {});
-
-/// The SHA-1 of a script in lower-case hex, as EVALSHA wants it.
-std::string script_sha1(std::string_view script);
 
 }  // namespace redlock::detail
