@@ -59,6 +59,8 @@ struct key_state
     /// Non-empty when the node could not be read: what happened (connection refused, no
     /// reply within the timeout, a Redis error, ...). The other fields are then meaningless.
     std::string error;
+    /// When `error` is set: its cause, a `redlock::node_errc`.
+    boost::system::error_code code;
 
     /// The node answered and the key exists.
     bool exists() const noexcept { return error.empty() && kind != key_kind::missing; }
