@@ -462,10 +462,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // An error reply that names a misconfiguration (the documented table of server words,
         // e.g. NOAUTH or READONLY) ends the acquire with misconfigured; any other failure is
         // failed.
-        const bool misconfigured =
-            set_reply && set_reply->is_error() &&
-            redlock::detail::is_misconfiguration(
-                redlock::detail::classify_error_reply(set_reply->text));
+        const bool misconfigured = set_reply && set_reply->is_error() &&
+                                   redlock::detail::is_misconfiguration(
+                                       redlock::detail::classify_error_reply(set_reply->text));
         check(acquire == (acquired == node_status::taken ? redlock::error::taken
                           : misconfigured                ? redlock::error::misconfigured
                                                          : redlock::error::failed),

@@ -45,16 +45,16 @@ struct node_outcome
     /// For `error`, `timed_out` and `abandoned`: what happened and what to check, for people
     /// (the node's name, the server's own words). Otherwise empty.
     std::string detail;
-    /// For `error`, `timed_out` and `abandoned`: the cause, a `redlock::node_errc` (compare
-    /// with `==`), for code to decide on: `o.code == redlock::node_errc::authentication`.
-    /// Otherwise empty.
-    boost::system::error_code code;
     /// From sending the request to its outcome.
     std::chrono::microseconds latency{0};
     /// For a fenced acquisition (`options::fencing`) that this node granted: the node's
     /// fencing counter for the lock after this acquisition; the guard's token is the
     /// largest of the quorum. 0 otherwise.
     std::uint64_t fencing_token = 0;
+    /// For `error`, `timed_out` and `abandoned`: the cause, a `redlock::node_errc`, for code
+    /// to decide on (`o.code == redlock::node_errc::authentication`), where `detail` is for
+    /// people. Otherwise empty.
+    boost::system::error_code code{};
 };
 
 /// The per-node outcomes of the last attempt of an operation, in the config's node order.

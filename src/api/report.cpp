@@ -101,8 +101,9 @@ stored_report::stored_report(const report& r) : attempts_(r.attempts)
             std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
         // The library's outcomes carry codes of one category only.
         const bool has_code = o.code.category() == node_error_category();
-        outcomes_.push_back(compact_outcome{static_cast<std::uint32_t>(us), o.status,
-                                            static_cast<std::uint8_t>(has_code ? o.code.value() : 0)});
+        outcomes_.push_back(
+            compact_outcome{static_cast<std::uint32_t>(us), o.status,
+                            static_cast<std::uint8_t>(has_code ? o.code.value() : 0)});
         const bool rare_detail =
             !o.detail.empty() && !(o.status == node_status::abandoned && has_code);
         if (rare_detail || o.fencing_token != 0) {

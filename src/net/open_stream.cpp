@@ -117,13 +117,13 @@ asio::awaitable<node_failure> connect_socket(stream& conn, const node& endpoint)
         asio::local::stream_protocol::endpoint ep(endpoint.unix_path);
         auto [ec] =
             co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
-        co_return ec ? connect_failed("connect to " + endpoint.endpoint() + " failed: " +
-                                      ec.message())
-                     : node_failure{};
+        co_return ec
+            ? connect_failed("connect to " + endpoint.endpoint() + " failed: " + ec.message())
+            : node_failure{};
     }
     asio::ip::tcp::resolver resolver(s.get_executor());
-    auto [rec, results] = co_await resolver.async_resolve(
-        endpoint.host, std::to_string(endpoint.port), use_tuple);
+    auto [rec, results] =
+        co_await resolver.async_resolve(endpoint.host, std::to_string(endpoint.port), use_tuple);
     if (rec) {
         co_return connect_failed("cannot resolve host '" + endpoint.host + "': " + rec.message());
     }
@@ -140,8 +140,8 @@ asio::awaitable<node_failure> connect_socket(stream& conn, const node& endpoint)
         }
     }
     if (last) {
-        co_return connect_failed("connect to " + endpoint.endpoint() + " failed: " +
-                                 last.message());
+        co_return connect_failed("connect to " + endpoint.endpoint() +
+                                 " failed: " + last.message());
     }
     // Requests are small and latency-bound; Nagle would hold them back.
     boost::system::error_code ignored;
@@ -181,9 +181,9 @@ asio::awaitable<node_failure> greet(stream& conn, const node& endpoint, bool sel
     for (std::size_t i = 0; i < expected; ++i) {
         if (replies[i].is_error()) {
             // The reply text comes from the server and never contains the password.
-            co_return node_failure{classify_error_reply(replies[i].text),
-                                   std::string(steps[i]) + " on " + name +
-                                       " failed: " + with_hint(replies[i].text)};
+            co_return node_failure{
+                classify_error_reply(replies[i].text),
+                std::string(steps[i]) + " on " + name + " failed: " + with_hint(replies[i].text)};
         }
     }
     co_return node_failure{};
@@ -191,9 +191,9 @@ asio::awaitable<node_failure> greet(stream& conn, const node& endpoint, bool sel
 
 }  // namespace
 
-asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoint,
-                                                bool select_db, asio::ssl::context* tls,
-                                                bool verify_name, std::chrono::milliseconds timeout)
+asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoint, bool select_db,
+                                                asio::ssl::context* tls, bool verify_name,
+                                                std::chrono::milliseconds timeout)
 {
     const std::string name = endpoint.endpoint();
     if (node_failure failure = co_await connect_socket(conn, endpoint)) {
@@ -201,8 +201,8 @@ asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoi
     }
     if (endpoint.tls) {
         if (tls == nullptr) {
-            co_return node_failure{node_errc::tls_failed,
-                                   "TLS requested for " + name + " but the client has no TLS context"};
+            co_return node_failure{node_errc::tls_failed, "TLS requested for " + name +
+                                                              " but the client has no TLS context"};
         }
         node_failure failure = co_await start_tls(conn, *tls, endpoint.host, verify_name,
                                                   std::min(probe_after_max, timeout / 4));
@@ -214,9 +214,8 @@ asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoi
     co_return co_await greet(conn, endpoint, select_db, name);
 }
 
-asio::awaitable<node_failure> exchange(stream& conn, const std::string& commands,
-                                       std::size_t count, std::vector<resp::reply>& replies,
-                                       const std::string& name)
+asio::awaitable<node_failure> exchange(stream& conn, const std::string& commands, std::size_t count,
+                                       std::vector<resp::reply>& replies, const std::string& name)
 {
     replies.clear();
     auto [wec, written] = co_await conn.write_all(asio::buffer(commands));
@@ -257,9 +256,9 @@ asio::awaitable<node_failure> within_deadline(asio::awaitable<node_failure> op,
                 .async_wait(asio::experimental::wait_for_one(), use_awaitable);
         (void)timer_ec;
         if (order[0] == 1) {
-            co_return node_failure{node_errc::connect_timed_out,
-                                   what + " timed out after " + std::to_string(timeout.count()) +
-                                       " ms"};
+            co_return node_failure{
+                node_errc::connect_timed_out,
+                what + " timed out after " + std::to_string(timeout.count()) + " ms"};
         }
         if (exception) {
             co_return connect_failed(what + " failed: internal error");

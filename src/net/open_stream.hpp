@@ -24,8 +24,8 @@ namespace redlock::detail {
 /// when `select_db` and the db is not 0), all within `timeout`. Returns what failed, its
 /// detail naming the node and the cause (never the password); no failure on success.
 boost::asio::awaitable<node_failure> open_stream(stream& s, const node& endpoint,
-                                                std::chrono::milliseconds timeout, bool select_db,
-                                                boost::asio::ssl::context* tls, bool verify_name);
+                                                 std::chrono::milliseconds timeout, bool select_db,
+                                                 boost::asio::ssl::context* tls, bool verify_name);
 
 /// `open_stream` without its deadline, for callers that bound several steps at once;
 /// `timeout` only scales the check for a TLS URL on a plain port.

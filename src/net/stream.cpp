@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "net/stream.hpp"
 
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -45,8 +44,9 @@ asio::awaitable<node_failure> stream::start_tls(asio::ssl::context& ctx,
     const std::string_view hint =
         not_tls ? tls_to_plain_hint
                 : "check the CA file, the server's certificate and the node's host name";
-    co_return node_failure{not_tls ? node_errc::tls_mismatch : node_errc::tls_failed,
-                           "TLS handshake failed: " + ec.message() + " (" + std::string(hint) + ")"};
+    co_return node_failure{
+        not_tls ? node_errc::tls_mismatch : node_errc::tls_failed,
+        "TLS handshake failed: " + ec.message() + " (" + std::string(hint) + ")"};
 }
 
 asio::awaitable<stream::io_result> stream::read_some(asio::mutable_buffer buffer)

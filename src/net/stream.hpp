@@ -41,7 +41,8 @@ class stream
     /// failed (`tls_failed`, `tls_mismatch`, or `connection_lost` when the connection broke
     /// off), no failure on success.
     boost::asio::awaitable<node_failure> start_tls(boost::asio::ssl::context& ctx,
-                                                  const std::string& server_name, bool verify_name);
+                                                   const std::string& server_name,
+                                                   bool verify_name);
 
     boost::asio::awaitable<io_result> read_some(boost::asio::mutable_buffer buffer);
     boost::asio::awaitable<io_result> write_all(boost::asio::const_buffer buffer);

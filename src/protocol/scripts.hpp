@@ -29,8 +29,7 @@ namespace redlock::detail {
 
 /// Reads a node's reply to a lock's command: its status, and for `error` the failure in
 /// `why` (an error reply's code and words, or `unexpected_reply`).
-using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
-                                     node_failure& why);
+using reply_reader = node_status (*)(const resp::reply&, std::string_view value, node_failure& why);
 
 /// What a lock is made of.
 struct lock_shape

@@ -69,9 +69,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         switch (r.status) {
             case exec_result::outcome::replied: {
                 node_failure why;
-                o.status = replicas > 0
-                               ? read_replicated_reply(r.reply, read, value, replicas, why)
-                               : read(r.reply, value, why);
+                o.status = replicas > 0 ? read_replicated_reply(r.reply, read, value, replicas, why)
+                                        : read(r.reply, value, why);
                 o.code = why.code;
                 o.detail = std::move(why.detail);
                 // An ok reply followed by WAIT's is well-formed: its first element is the
@@ -293,12 +292,11 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     while (st->remaining > 0) {
         const bool cancelled = cs.cancelled() != asio::cancellation_type::none;
         if (decided(st->seen, st->rule) || cancelled) {
-            const node_errc why =
-                st->background ? node_errc::in_background
-                : cancelled    ? node_errc::cancelled
-                : st->seen.reached() || st->seen.replied() >= st->seen.quorum()
-                    ? node_errc::decided_by_quorum
-                    : node_errc::quorum_impossible;
+            const node_errc why = st->background ? node_errc::in_background
+                                  : cancelled    ? node_errc::cancelled
+                                  : st->seen.reached() || st->seen.replied() >= st->seen.quorum()
+                                      ? node_errc::decided_by_quorum
+                                      : node_errc::quorum_impossible;
             std::vector<node_outcome> now = st->outcomes_now(why);
             if (st->background) {
                 st->continue_in_background(nodes);

@@ -55,11 +55,11 @@ struct round
 /// outcome is decided, at `r.deadline`, or when the awaiting coroutine is cancelled.
 /// Outcomes are in `nodes` order; the nodes still pending then are reported as abandoned,
 /// with the reason as their code (`decided_by_quorum`, `quorum_impossible`, `cancelled`,
-/// `in_background`) and its message as their detail (see `stored_report`). Their requests stay in the connections' pipelines
-/// either way. Without `r.background` their replies are dropped. With it, they still count
-/// until they arrive or the deadline passes (a timeout still tells the connection the
-/// server may be stuck), tracked by `r.background`: a release must not wait for a stopped
-/// node, yet the client must not shut down before its deletes are done. Must be awaited on
+/// `in_background`) and its message as their detail (see `stored_report`). Their requests stay in
+/// the connections' pipelines either way. Without `r.background` their replies are dropped. With
+/// it, they still count until they arrive or the deadline passes (a timeout still tells the
+/// connection the server may be stuck), tracked by `r.background`: a release must not wait for a
+/// stopped node, yet the client must not shut down before its deletes are done. Must be awaited on
 /// the strand the connections run on.
 boost::asio::awaitable<std::vector<node_outcome>> run_round(
     const std::vector<std::shared_ptr<node_link>>& nodes, round r);

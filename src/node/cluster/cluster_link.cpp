@@ -289,10 +289,10 @@ asio::awaitable<void> cluster_link::learn_map()
                 if (!map_known_ || (r->cmd->slot && slot_owner_[*r->cmd->slot] == 0)) {
                     live_.erase({r->owner.get(), r->index});
                     if (!r->given_up(0)) {
-                        fail(*r, node_failure{node_errc::cluster_down,
-                                              "slot " + std::to_string(*r->cmd->slot) + " of " +
-                                                  name_ +
-                                                  " has no master (CLUSTER SLOTS leaves it out)"});
+                        fail(*r,
+                             node_failure{node_errc::cluster_down,
+                                          "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
+                                              " has no master (CLUSTER SLOTS leaves it out)"});
                     }
                     continue;
                 }

@@ -54,13 +54,12 @@ node_failure unexpected(std::string_view what)
 }  // namespace
 
 std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
-                                                     const server_address& asked,
-                                                     node_failure& why)
+                                                     const server_address& asked, node_failure& why)
 {
     if (r.is_error()) {
-        why = node_failure{classify_error_reply(r.text),
-                           r.text.empty() ? "an empty error reply to CLUSTER SLOTS"
-                                          : with_hint(r.text)};
+        why = node_failure{
+            classify_error_reply(r.text),
+            r.text.empty() ? "an empty error reply to CLUSTER SLOTS" : with_hint(r.text)};
         return std::nullopt;
     }
     if (r.type != resp::kind::array) {

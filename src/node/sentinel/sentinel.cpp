@@ -129,19 +129,18 @@ asio::awaitable<node_failure> open_master(stream& s, const node& n, bool select_
         co_return node_failure{};  // the user may not ask; the Sentinels' word stands
     }
     if (r.type != resp::kind::array || r.elements.empty() || r.elements[0].text != "master") {
-        co_return node_failure{node_errc::master_switched,
-                               "the Sentinels name " + reached + " as the master '" +
-                                   n.master_name + "', but its ROLE is '" + role_of(r) +
-                                   "' (a failover in progress?)"};
+        co_return node_failure{node_errc::master_switched, "the Sentinels name " + reached +
+                                                               " as the master '" + n.master_name +
+                                                               "', but its ROLE is '" + role_of(r) +
+                                                               "' (a failover in progress?)"};
     }
     co_return node_failure{};
 }
 
 }  // namespace
 
-asio::awaitable<node_failure> open_node(stream& s, const node& n,
-                                        std::chrono::milliseconds timeout, bool select_db,
-                                        asio::ssl::context* tls, bool verify_name,
+asio::awaitable<node_failure> open_node(stream& s, const node& n, std::chrono::milliseconds timeout,
+                                        bool select_db, asio::ssl::context* tls, bool verify_name,
                                         std::string& reached)
 {
     if (n.sentinels.empty()) {
@@ -260,8 +259,8 @@ asio::awaitable<void> sentinel_watch::listen(const server_address& sentinel)
 {
     const node server = sentinel_server(node_, sentinel);
     socket_ = stream(strand_);
-    const node_failure why = co_await open_stream(socket_, server, settings_.connect_timeout,
-                                                  false, settings_.tls.get(), settings_.verify_name);
+    const node_failure why = co_await open_stream(socket_, server, settings_.connect_timeout, false,
+                                                  settings_.tls.get(), settings_.verify_name);
     if (why || stopped_) {
         co_return;
     }
