@@ -8,6 +8,8 @@
 #include "engine/lua_script.hpp"
 #include "resp/resp.hpp"
 
+#include <boost/system/error_code.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,8 +43,11 @@ struct exec_result
     enum class outcome { replied, timed_out, failed, cancelled };
     outcome status = outcome::failed;
     resp::reply reply;
-    /// For timed_out and failed: what happened, for the per-node report.
+    /// For timed_out, failed and cancelled: what happened, for people (the per-node report).
     std::string detail;
+    /// For timed_out, failed and cancelled: the cause, a `node_errc`, which decisions are
+    /// made on.
+    boost::system::error_code code{};
 };
 
 /// Whoever waits for requests' outcomes (a quorum round, one `execute`): told each outcome on

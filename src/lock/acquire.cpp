@@ -6,7 +6,6 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
-#include "core/misconfiguration.hpp"
 #include "core/spawn.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"

@@ -3,7 +3,7 @@
 
 #include <redlock/error.hpp>
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "net/open_stream.hpp"
 #include "node/sentinel/sentinel.hpp"
 
@@ -103,7 +103,9 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
     ++stats_.requests;
     if (state_ == state::closed) {
         ++stats_.errors;
-        owner->deliver(index, exec_result{exec_result::outcome::failed, {}, last_error_});
+        owner->deliver(
+            index, exec_result{
+                       exec_result::outcome::failed, {}, last_failure_.detail, last_failure_.code});
         return;
     }
     if (state_ == state::disconnected) {
@@ -112,8 +114,9 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
             ++stats_.errors;
             owner->deliver(index, exec_result{exec_result::outcome::failed,
                                               {},
-                                              last_error_ + "; next connect in " +
-                                                  millis(remaining(retry_at_, now))});
+                                              last_failure_.detail + "; next connect in " +
+                                                  millis(remaining(retry_at_, now)),
+                                              last_failure_.code});
             return;
         }
         start_connect();
@@ -122,12 +125,13 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
         // The server has answered nothing for a per-node deadline: nothing new is sent to it
         // until it answers (see went_silent).
         ++stats_.errors;
-        owner->deliver(index,
-                       exec_result{exec_result::outcome::failed,
-                                   {},
-                                   probing_ ? last_error_ + "; waiting for the server to answer"
-                                            : "not sent: " + name_ +
-                                                  " has answered nothing for a per-node deadline"});
+        const node_failure why =
+            probing_ ? node_failure{last_failure_.code,
+                                    last_failure_.detail + "; waiting for the server to answer"}
+                     : node_failure{
+                           node_errc::timed_out,
+                           "not sent: " + name_ + " has answered nothing for a per-node deadline"};
+        owner->deliver(index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
         return;
     }
     write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
@@ -173,7 +177,7 @@ void connection::went_silent()
                                     "sent to it until it answers");
     }
     if (looks_stuck()) {
-        fail_connection("no reply before the per-node deadline");
+        fail_connection(failure_of(node_errc::timed_out));
         probing_ = true;
     }
 }
@@ -194,7 +198,7 @@ bool connection::looks_stuck()
 
 void connection::close(const std::string& why)
 {
-    fail_connection(why);
+    fail_connection(node_failure{node_errc::closed, why});
     state_ = state::closed;
     if (watch_) {
         watch_->stop();
@@ -209,10 +213,12 @@ void connection::master_switched(const server_address& master)
         return;  // nothing open to give up, or already there
     }
     // Whatever the old master still accepts is lost once it turns into a replica.
-    leave_old_master("the Sentinels switched the master '" + endpoint_.master_name + "' to " + now);
+    leave_old_master(node_failure{
+        node_errc::master_switched,
+        "the Sentinels switched the master '" + endpoint_.master_name + "' to " + now});
 }
 
-void connection::leave_old_master(const std::string& why)
+void connection::leave_old_master(const node_failure& why)
 {
     fail_connection(why);
     // A new master is there to be asked: no back-off.
@@ -233,18 +239,18 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     auto self = shared_from_this();
     stream fresh(strand_);
     std::string reached;
-    std::string failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, true,
-                                             settings_.tls.get(), settings_.verify_name, reached);
+    node_failure failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, true,
+                                              settings_.tls.get(), settings_.verify_name, reached);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;  // closed or superseded while connecting
     }
-    if (failure.empty() && probing_) {
+    if (!failure && probing_) {
         failure = co_await answers_ping(fresh);
         if (generation != generation_ || state_ != state::connecting) {
             co_return;
         }
     }
-    if (!failure.empty()) {
+    if (failure) {
         fail_connection(failure);
         co_return;
     }
@@ -286,7 +292,7 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
 
 // A stopped server (SIGSTOP, a frozen VM) still accepts connections: its kernel completes
 // them. Only an answer shows that it runs again.
-asio::awaitable<std::string> connection::answers_ping(stream& fresh)
+asio::awaitable<node_failure> connection::answers_ping(stream& fresh)
 {
     std::string ping;
     resp::append_command(ping, {"PING"});
@@ -370,15 +376,15 @@ void connection::read_more()
         }
     }
     if (!decoder_.error().empty()) {
-        fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+        fail_connection(protocol_error(decoder_.error()));
         return;
     }
     if (in_flight_.empty()) {
         if (decoder_.has_buffered()) {
             // Redis answers each command once, in order: bytes beyond the last reply owed
             // mean the stream can no longer be matched to requests.
-            fail_connection("protocol error from " + name_ +
-                            ": data after the last reply owed (a reply nobody asked for)");
+            fail_connection(
+                protocol_error("data after the last reply owed (a reply nobody asked for)"));
             return;
         }
         reading_ = false;
@@ -397,12 +403,13 @@ void connection::on_read(std::uint64_t generation, const boost::system::error_co
         return;
     }
     if (ec) {
-        fail_connection(ec == asio::error::eof ? "connection closed by " + name_
+        fail_connection(ec == asio::error::eof ? node_failure{node_errc::connection_lost,
+                                                              "connection closed by " + name_}
                                                : broken_off("read from", ec));
         return;
     }
     if (!decoder_.feed(buffers_->read.data(), n)) {
-        fail_connection("protocol error from " + name_ + ": " + decoder_.error());
+        fail_connection(protocol_error(decoder_.error()));
         return;
     }
     read_more();
@@ -451,22 +458,25 @@ void connection::deliver(resp::reply reply)
         silent_so_far_ = false;
         backoff_ = settings_.backoff_min;
     }
-    if (first.is_error() && !endpoint_.sentinels.empty() && first.text.starts_with("READONLY")) {
+    // What an error reply means; none for any other reply.
+    const node_errc refusal = first.is_error() ? classify_error_reply(first.text) : node_errc{};
+    if (refusal == node_errc::not_a_master && !endpoint_.sentinels.empty()) {
         // The server the Sentinels named has become a replica since: not a misconfiguration
         // but a failover, which asking the Sentinels again follows.
-        const std::string why = reached_ + ", the master '" + endpoint_.master_name +
-                                "' the Sentinels named, has become a replica (" + first.text +
-                                "): asking the Sentinels again";
+        const node_failure why{node_errc::master_switched,
+                               reached_ + ", the master '" + endpoint_.master_name +
+                                   "' the Sentinels named, has become a replica (" + first.text +
+                                   "): asking the Sentinels again"};
         if (!e.given_up()) {
-            complete(e, exec_result{exec_result::outcome::failed, {}, why});
+            complete(e, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
         }
         leave_old_master(why);  // and the requests behind it
         return;
     }
-    if (first.is_error() && !warned_misconfigured_ &&
-        !(settings_.cluster_server &&
-          (first.text.starts_with("MOVED ") || first.text.starts_with("ASK ")))) {
-        warn_if_misconfigured(first.text);
+    // A cluster node's redirections are followed (cluster_link), not misconfigurations.
+    if (!warned_misconfigured_ && is_misconfiguration(refusal) &&
+        !(settings_.cluster_server && refusal == node_errc::redirected)) {
+        warn_misconfigured(first.text);
     }
     if (e.given_up()) {
         --given_up_;
@@ -477,13 +487,11 @@ void connection::deliver(resp::reply reply)
 
 // A replica (or a cluster node) among the nodes does not stop a quorum of the others from
 // locking, so the reports alone may go unread: say it once in the log.
-void connection::warn_if_misconfigured(std::string_view reply_text)
+void connection::warn_misconfigured(std::string_view reply_text)
 {
-    if (!error_reply_hint(reply_text).empty()) {
-        warned_misconfigured_ = true;
-        log(log_level::warning,
-            name_ + " cannot take locks: " + with_hint(reply_text) + " (said once per node)");
-    }
+    warned_misconfigured_ = true;
+    log(log_level::warning,
+        name_ + " cannot take locks: " + with_hint(reply_text) + " (said once per node)");
 }
 
 void connection::complete(entry& e, exec_result result)
@@ -501,23 +509,32 @@ void connection::complete(entry& e, exec_result result)
 // A TLS port resets a connection whose first bytes are not a TLS handshake. A reset before
 // any reply on a plain connection is therefore reported with that hint; it makes the node
 // count as misconfigured (a reset after replies is a dropped connection, which may pass).
-std::string connection::broken_off(std::string_view what, const boost::system::error_code& ec) const
+node_failure connection::broken_off(std::string_view what,
+                                    const boost::system::error_code& ec) const
 {
-    std::string why = std::string(what) + ' ' + name_ + " failed: " + ec.message();
+    node_failure why{node_errc::connection_lost,
+                     std::string(what) + ' ' + name_ + " failed: " + ec.message()};
     if (ec == asio::error::connection_reset && silent_so_far_ && !endpoint_.tls) {
-        why += " before any reply (";
-        why += plain_to_tls_hint;
-        why += ')';
+        why.code = node_errc::tls_mismatch;
+        why.detail += " before any reply (";
+        why.detail += plain_to_tls_hint;
+        why.detail += ')';
     }
     return why;
 }
 
-void connection::fail_connection(const std::string& why)
+node_failure connection::protocol_error(std::string_view what) const
+{
+    return node_failure{node_errc::protocol_error,
+                        "protocol error from " + name_ + ": " + std::string(what)};
+}
+
+void connection::fail_connection(const node_failure& why)
 {
     if (state_ != state::closed) {
         // The messages name the node and the cause; none carries a password.
-        log(why.find("protocol error") != std::string::npos ? log_level::error : log_level::warning,
-            "dropping the connection to " + name_ + ": " + why);
+        log(why.code == node_errc::protocol_error ? log_level::error : log_level::warning,
+            "dropping the connection to " + name_ + ": " + why.detail);
     }
     ++generation_;
     socket_.close();
@@ -530,7 +547,7 @@ void connection::fail_connection(const std::string& why)
     if (state_ != state::closed) {
         state_ = state::disconnected;
     }
-    last_error_ = why;
+    last_failure_ = why;
     retry_at_ = clock::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
     auto pending = std::move(in_flight_);
@@ -541,7 +558,7 @@ void connection::fail_connection(const std::string& why)
     write_queue_.clear();
     for (entry& e : pending) {
         if (!e.given_up()) {
-            complete(e, exec_result{exec_result::outcome::failed, {}, why});
+            complete(e, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
         }
     }
 }

@@ -9,6 +9,7 @@
 #include <redlock/observability.hpp>
 
 #include "core/clock.hpp"
+#include "core/node_error.hpp"
 #include "engine/lua_script.hpp"
 #include "net/stream.hpp"
 #include "node/node_link.hpp"
@@ -106,14 +107,14 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     void on_read(std::uint64_t generation, const boost::system::error_code& ec, std::size_t n);
     void deliver(resp::reply reply);
     void complete(entry& e, exec_result result);
-    void fail_connection(const std::string& why);
+    void fail_connection(const node_failure& why);
     // For a Sentinel node whose server is no longer its master: fails the socket's requests
     // with `why`, and the next request asks the Sentinels again at once.
-    void leave_old_master(const std::string& why);
+    void leave_old_master(const node_failure& why);
     bool looks_stuck();
     void went_silent();
-    boost::asio::awaitable<std::string> answers_ping(stream& fresh);
-    void warn_if_misconfigured(std::string_view reply_text);
+    boost::asio::awaitable<node_failure> answers_ping(stream& fresh);
+    void warn_misconfigured(std::string_view reply_text);
 
     boost::asio::any_io_executor strand_;
     node endpoint_;
@@ -137,7 +138,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     std::deque<entry> write_queue_;
     std::deque<entry> in_flight_;
     resp::decoder decoder_;
-    std::string last_error_;
+    node_failure last_failure_;
     bool connected_before_ = false;
     // No reply has come on the current socket yet (see broken_off).
     bool silent_so_far_ = true;
@@ -150,13 +151,14 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     bool unresponsive_ = false;
     // Replies read on this connection, for the check that follows a timeout.
     std::uint64_t replies_seen_ = 0;
-    // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
+    // A reply saying the node is misconfigured was logged (see warn_misconfigured).
     bool warned_misconfigured_ = false;
     // The server the last connect reached ("host:port"): a Sentinel node's master of the time.
     std::string reached_;
     // For a Sentinel node, once connected: the watch for failovers, stopped by `close`.
     std::shared_ptr<sentinel_watch> watch_;
-    std::string broken_off(std::string_view what, const boost::system::error_code& ec) const;
+    node_failure broken_off(std::string_view what, const boost::system::error_code& ec) const;
+    node_failure protocol_error(std::string_view what) const;
     struct
     {
         std::atomic<std::uint64_t> requests{0}, replies{0}, errors{0}, timeouts{0}, abandoned{0},

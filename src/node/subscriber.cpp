@@ -91,12 +91,13 @@ asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
     stream fresh(strand_);
     // Pub/sub channels are not per database: no SELECT.
     std::string reached;  // a Sentinel node's master: subscribing to it is enough
-    std::string failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, false,
-                                             settings_.tls.get(), settings_.verify_name, reached);
+    const node_failure failure =
+        co_await open_node(fresh, endpoint_, settings_.connect_timeout, false, settings_.tls.get(),
+                           settings_.verify_name, reached);
     if (generation != generation_ || state_ != state::connecting) {
         co_return;
     }
-    if (!failure.empty()) {
+    if (failure) {
         drop_connection();
         co_return;
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "protocol/scripts.hpp"
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "protocol/key_slot.hpp"
 #include "protocol/key_space.hpp"
 #include "protocol/script_table.hpp"
@@ -11,11 +11,9 @@
 namespace redlock::detail {
 namespace {
 
-std::string unexpected(const resp::reply& r)
+// What a reply that is none of the command's answers says.
+std::string unexpected_words(const resp::reply& r)
 {
-    if (r.is_error()) {
-        return "Redis error: " + with_hint(r.text);
-    }
     switch (r.type) {
         case resp::kind::nil:
             return "unexpected nil reply";
@@ -26,6 +24,14 @@ std::string unexpected(const resp::reply& r)
         default:
             return "unexpected reply '" + r.text.substr(0, 64) + "'";
     }
+}
+
+node_failure unexpected(const resp::reply& r)
+{
+    if (r.is_error()) {
+        return error_reply_failure(r.text);
+    }
+    return node_failure{node_errc::unexpected_reply, unexpected_words(r)};
 }
 
 }  // namespace
@@ -90,29 +96,34 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
 }
 
 node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
-                                  int replicas, std::string& detail)
+                                  int replicas, node_failure& why)
 {
     if (r.type != resp::kind::array || r.elements.size() != 2) {
-        detail = "unexpected reply to a command followed by WAIT";
+        why = node_failure{node_errc::unexpected_reply,
+                           "unexpected reply to a command followed by WAIT"};
         return node_status::error;
     }
-    const node_status status = read(r.elements[0], value, detail);
+    const node_status status = read(r.elements[0], value, why);
     if (status != node_status::ok) {
         return status;
     }
     const resp::reply& acknowledged = r.elements[1];
     if (acknowledged.is_error()) {
-        detail = "the key was set, but WAIT failed: " + with_hint(acknowledged.text);
+        why = node_failure{classify_error_reply(acknowledged.text),
+                           "the key was set, but WAIT failed: " + with_hint(acknowledged.text)};
         return node_status::error;
     }
     if (acknowledged.type != resp::kind::integer) {
-        detail = "the key was set, but WAIT gave an unexpected reply";
+        why = node_failure{node_errc::unexpected_reply,
+                           "the key was set, but WAIT gave an unexpected reply"};
         return node_status::error;
     }
     if (acknowledged.integer < replicas) {
-        detail = "the key was set, but " + std::to_string(acknowledged.integer) + " of the " +
-                 std::to_string(replicas) +
-                 " replicas asked for acknowledged it in time (options::wait_for_replicas)";
+        why = node_failure{
+            node_errc::not_replicated,
+            "the key was set, but " + std::to_string(acknowledged.integer) + " of the " +
+                std::to_string(replicas) +
+                " replicas asked for acknowledged it in time (options::wait_for_replicas)"};
         return node_status::error;
     }
     return node_status::ok;
@@ -166,7 +177,7 @@ request check_request(lock_shape lock, std::string_view value)
             read_script_reply};
 }
 
-node_status read_acquire_reply(const resp::reply& r, std::string_view, std::string& detail)
+node_status read_acquire_reply(const resp::reply& r, std::string_view, node_failure& why)
 {
     if (r.type == resp::kind::simple_string && r.text == "OK") {
         return node_status::ok;
@@ -174,11 +185,11 @@ node_status read_acquire_reply(const resp::reply& r, std::string_view, std::stri
     if (r.type == resp::kind::nil) {
         return node_status::taken;
     }
-    detail = unexpected(r);
+    why = unexpected(r);
     return node_status::error;
 }
 
-node_status read_script_reply(const resp::reply& r, std::string_view, std::string& detail)
+node_status read_script_reply(const resp::reply& r, std::string_view, node_failure& why)
 {
     if (r.type == resp::kind::integer) {
         if (r.integer == 1) {
@@ -191,11 +202,11 @@ node_status read_script_reply(const resp::reply& r, std::string_view, std::strin
             return node_status::taken;
         }
     }
-    detail = unexpected(r);
+    why = unexpected(r);
     return node_status::error;
 }
 
-node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, std::string& detail)
+node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, node_failure& why)
 {
     if (r.type == resp::kind::integer) {
         if (r.integer >= 1) {
@@ -205,11 +216,11 @@ node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, st
             return node_status::taken;
         }
     }
-    detail = unexpected(r);
+    why = unexpected(r);
     return node_status::error;
 }
 
-node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail)
+node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why)
 {
     if (r.type == resp::kind::nil) {
         return node_status::missing;
@@ -217,7 +228,7 @@ node_status read_get_reply(const resp::reply& r, std::string_view value, std::st
     if (r.type == resp::kind::bulk_string) {
         return r.text == value ? node_status::ok : node_status::taken;
     }
-    detail = unexpected(r);
+    why = unexpected(r);
     return node_status::error;
 }
 

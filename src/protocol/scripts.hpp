@@ -14,6 +14,7 @@
 
 #include <redlock/report.hpp>
 
+#include "core/node_error.hpp"
 #include "engine/request.hpp"
 #include "resp/resp.hpp"
 
@@ -25,8 +26,9 @@
 
 namespace redlock::detail {
 
-using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
-                                     std::string& detail);
+/// Reads a node's reply to a lock's command: its status, and for `error` the failure in
+/// `why` (an error reply's code and words, or `unexpected_reply`).
+using reply_reader = node_status (*)(const resp::reply&, std::string_view value, node_failure& why);
 
 /// What a lock is made of.
 struct lock_shape
@@ -68,13 +70,13 @@ request extend_request(lock_shape lock, std::string_view value, std::chrono::mil
 request check_request(lock_shape lock, std::string_view value);
 
 /// How replies read: +OK/nil for SET NX; 1/0/-1 for the scripts; a bulk compared with
-/// `value` for GET. `detail` is set for unexpected replies.
-node_status read_acquire_reply(const resp::reply& r, std::string_view value, std::string& detail);
-node_status read_script_reply(const resp::reply& r, std::string_view value, std::string& detail);
+/// `value` for GET. `why` is set for error replies and unexpected ones.
+node_status read_acquire_reply(const resp::reply& r, std::string_view value, node_failure& why);
+node_status read_script_reply(const resp::reply& r, std::string_view value, node_failure& why);
 /// A fenced acquire answers its token (>= 1) or -1 when taken.
 node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
-                                      std::string& detail);
-node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
+                                      node_failure& why);
+node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why);
 
 /// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply
 /// to it follows the command's own: `cmd.replies` becomes 2. `timeout` of at least 1 ms
@@ -83,8 +85,8 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
 
 /// Reads the reply to a command followed by WAIT (`add_replica_wait`): `read` reads the
 /// command's own reply; an ok counts only if WAIT says at least `replicas` replicas
-/// acknowledged it, and is an `error` otherwise, with the count in `detail`.
+/// acknowledged it, and is an `error` otherwise (`not_replicated`, with the count).
 node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
-                                  int replicas, std::string& detail);
+                                  int replicas, node_failure& why);
 
 }  // namespace redlock::detail

@@ -37,6 +37,7 @@ BOOST_FIXTURE_TEST_CASE(stopped_nodes_do_not_stall_acquisition, five_nodes)
     for (std::size_t i : {0, 1}) {
         BOOST_TEST(r.nodes[i].status == node_status::abandoned);
         BOOST_TEST(r.nodes[i].detail.find("goes on in the background") != std::string::npos);
+        BOOST_TEST((r.nodes[i].code == node_errc::in_background));
     }
     BOOST_TEST(r.count(node_status::ok) == 3u);
     // Shutting down waits for those deletes: here, until their deadline passes.
@@ -117,6 +118,7 @@ BOOST_FIXTURE_TEST_CASE(refused_port_is_a_node_error_not_a_stall, five_nodes)
     BOOST_TEST_MESSAGE("refused node: " << dead.detail);
     BOOST_TEST((dead.detail.find("refused") != std::string::npos));
     BOOST_TEST((dead.detail.find(std::to_string(nodes[4].port())) != std::string::npos));
+    BOOST_TEST((dead.code == node_errc::connect_failed));
 }
 
 BOOST_FIXTURE_TEST_CASE(three_of_five_stopped_fails_in_bounded_time, five_nodes)

@@ -166,6 +166,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
     error.text = "NOPERM no scripts";
     const key_state e = read(error);
     BOOST_TEST(e.error.find("NOPERM no scripts") != std::string::npos);
+    BOOST_TEST((e.code == redlock::node_errc::no_permission));
     BOOST_TEST(!e.exists());
     for (const resp::reply& r :
          {integer(1), array({bulk("string"), integer(5)}),
@@ -173,6 +174,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
           array({bulk("hash"), integer(5), bulk(""), array({bulk("odd")})})}) {
         const key_state s = read(r);
         BOOST_TEST(s.error == "unexpected reply to the inspection script");
+        BOOST_TEST((s.code == redlock::node_errc::unexpected_reply));
     }
 }
 

@@ -358,80 +358,89 @@ BOOST_AUTO_TEST_CASE(release_channels_sit_beside_their_keys)
 
 BOOST_AUTO_TEST_CASE(fenced_acquire_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_fenced_acquire_reply(integer(1), "v", detail) == node_status::ok));
-    BOOST_TEST(
-        (read_fenced_acquire_reply(integer(1763876543123456), "v", detail) == node_status::ok));
-    BOOST_TEST((read_fenced_acquire_reply(integer(-1), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST((read_fenced_acquire_reply(integer(1), "v", why) == node_status::ok));
+    BOOST_TEST((read_fenced_acquire_reply(integer(1763876543123456), "v", why) == node_status::ok));
+    BOOST_TEST((read_fenced_acquire_reply(integer(-1), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
     for (const resp::reply& r : {integer(0), integer(-2), make(resp::kind::nil),
                                  make(resp::kind::error, "ERR value is not an integer")}) {
-        detail.clear();
-        BOOST_TEST((read_fenced_acquire_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_fenced_acquire_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
 }
 
 BOOST_AUTO_TEST_CASE(acquire_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_acquire_reply(make(resp::kind::simple_string, "OK"), "v", detail) ==
-                node_status::ok));
-    BOOST_TEST(detail.empty());
-    BOOST_TEST((read_acquire_reply(make(resp::kind::nil), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST(
+        (read_acquire_reply(make(resp::kind::simple_string, "OK"), "v", why) == node_status::ok));
+    BOOST_TEST(!why);
+    BOOST_TEST((read_acquire_reply(make(resp::kind::nil), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r : {make(resp::kind::error, "OOM command not allowed"),
                                  make(resp::kind::simple_string, "QUEUED"), integer(1),
                                  make(resp::kind::bulk_string, "OK")}) {
-        detail.clear();
-        BOOST_TEST((read_acquire_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_acquire_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
-    detail.clear();
-    read_acquire_reply(make(resp::kind::error, "OOM command not allowed"), "v", detail);
-    BOOST_TEST(detail.find("OOM command not allowed") != std::string::npos, detail);
+    why = {};
+    read_acquire_reply(make(resp::kind::error, "OOM command not allowed"), "v", why);
+    BOOST_TEST(why.detail.find("OOM command not allowed") != std::string::npos, why.detail);
+    // An error reply is the server's; any other reply the command cannot have.
+    BOOST_TEST((why.code == redlock::node_errc::server_error));
+    why = {};
+    read_acquire_reply(make(resp::kind::simple_string, "QUEUED"), "v", why);
+    BOOST_TEST((why.code == redlock::node_errc::unexpected_reply));
+    why = {};
+    read_acquire_reply(make(resp::kind::error, "READONLY You can't write"), "v", why);
+    BOOST_TEST((why.code == redlock::node_errc::not_a_master));
+    BOOST_TEST(why.detail.find("list masters") != std::string::npos, why.detail);
 }
 
 BOOST_AUTO_TEST_CASE(script_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_script_reply(integer(1), "v", detail) == node_status::ok));
-    BOOST_TEST((read_script_reply(integer(0), "v", detail) == node_status::missing));
-    BOOST_TEST((read_script_reply(integer(-1), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST((read_script_reply(integer(1), "v", why) == node_status::ok));
+    BOOST_TEST((read_script_reply(integer(0), "v", why) == node_status::missing));
+    BOOST_TEST((read_script_reply(integer(-1), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r :
          {integer(2), integer(-2), make(resp::kind::nil), make(resp::kind::bulk_string, "1"),
           make(resp::kind::error, "NOSCRIPT No matching script")}) {
-        detail.clear();
-        BOOST_TEST((read_script_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_script_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
-    detail.clear();
-    read_script_reply(integer(2), "v", detail);
-    BOOST_TEST(detail.find('2') != std::string::npos, detail);
+    why = {};
+    read_script_reply(integer(2), "v", why);
+    BOOST_TEST(why.detail.find('2') != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::unexpected_reply));
 }
 
 BOOST_AUTO_TEST_CASE(get_replies)
 {
-    std::string detail;
+    node_failure why;
     BOOST_TEST(
-        (read_get_reply(make(resp::kind::bulk_string, "mine"), "mine", detail) == node_status::ok));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "theirs"), "mine", detail) ==
+        (read_get_reply(make(resp::kind::bulk_string, "mine"), "mine", why) == node_status::ok));
+    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "theirs"), "mine", why) ==
                 node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "min"), "mine", detail) ==
+    BOOST_TEST(
+        (read_get_reply(make(resp::kind::bulk_string, "min"), "mine", why) == node_status::taken));
+    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "mine2"), "mine", why) ==
                 node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "mine2"), "mine", detail) ==
-                node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::nil), "mine", detail) == node_status::missing));
-    BOOST_TEST(detail.empty());
+    BOOST_TEST((read_get_reply(make(resp::kind::nil), "mine", why) == node_status::missing));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r :
          {make(resp::kind::error, "WRONGTYPE Operation against a key"), integer(1)}) {
-        detail.clear();
-        BOOST_TEST((read_get_reply(r, "mine", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_get_reply(r, "mine", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
 }
 
@@ -463,25 +472,27 @@ BOOST_AUTO_TEST_CASE(a_node_counts_only_when_enough_replicas_acknowledged)
         return r;
     };
     const resp::reply set = make(resp::kind::simple_string, "OK");
-    std::string detail;
+    node_failure why;
     // Reads one reply to a command followed by WAIT.
     const auto status = [&](const resp::reply& r, int replicas) {
-        return read_replicated_reply(r, read_acquire_reply, "v", replicas, detail);
+        return read_replicated_reply(r, read_acquire_reply, "v", replicas, why);
     };
     BOOST_TEST((status(pair(set, integer(2)), 2) == node_status::ok));
     BOOST_TEST((status(pair(set, integer(3)), 2) == node_status::ok));
 
-    detail.clear();
+    why = {};
     BOOST_TEST((status(pair(set, integer(1)), 2) == node_status::error));
-    BOOST_TEST(detail.find("1 of the 2 replicas") != std::string::npos, detail);
+    BOOST_TEST(why.detail.find("1 of the 2 replicas") != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::not_replicated));
 
     // Refused by the command itself: WAIT's count does not matter.
     BOOST_TEST((status(pair(make(resp::kind::nil), integer(5)), 2) == node_status::taken));
 
-    detail.clear();
+    why = {};
     BOOST_TEST((status(pair(set, make(resp::kind::error, "ERR WAIT cannot be used")), 1) ==
                 node_status::error));
-    BOOST_TEST(detail.find("ERR WAIT cannot be used") != std::string::npos, detail);
+    BOOST_TEST(why.detail.find("ERR WAIT cannot be used") != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::server_error));
 
     BOOST_TEST((status(set, 1) == node_status::error));
     BOOST_TEST((status(pair(set, make(resp::kind::bulk_string, "2")), 1) == node_status::error));

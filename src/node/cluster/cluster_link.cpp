@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/cluster/cluster_link.hpp"
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "node/sentinel/sentinel.hpp"
 #include "protocol/key_slot.hpp"
 
@@ -122,7 +122,7 @@ void cluster_link::gave_up(const request_owner& owner, std::uint32_t index, bool
 void cluster_link::route(const std::shared_ptr<routed>& r)
 {
     if (closed_) {
-        r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, last_error_});
+        fail(*r, last_failure_);
         return;
     }
     if (r->given_up(0)) {
@@ -141,7 +141,7 @@ void cluster_link::route(const std::shared_ptr<routed>& r)
             return;
         }
     } else if (clock::now() < retry_at_) {
-        r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, last_error_});
+        fail(*r, last_failure_);
         return;
     }
     r->via = 0;
@@ -192,13 +192,16 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
                 send(r, to);
                 return;
             }
+            // The masters disagree about the slot: until a new map settles it, the cluster
+            // cannot serve it.
             result = exec_result{exec_result::outcome::failed,
                                  {},
                                  "followed " + std::to_string(max_redirections) +
                                      " redirections without reaching the master of slot " +
                                      std::to_string(redirect->slot) + ", the last to " +
-                                     address_name(redirect->to)};
-        } else if (first.text.starts_with("CLUSTERDOWN")) {
+                                     address_name(redirect->to),
+                                 node_errc::cluster_down};
+        } else if (classify_error_reply(first.text) == node_errc::cluster_down) {
             learn_map_soon();
         }
     }
@@ -264,15 +267,15 @@ asio::awaitable<void> cluster_link::learn_map()
                 sources.push_back(s);
             }
         }
-        std::string failures;
+        failure_list failures;
         bool learned = false;
         for (std::size_t source : sources) {
-            std::string why = co_await ask_for_map(source);
-            if (why.empty()) {
+            const node_failure why = co_await ask_for_map(source);
+            if (!why) {
                 learned = true;
                 break;
             }
-            failures += (failures.empty() ? "" : "; ") + why;
+            failures.add(why);
             if (closed_) {
                 break;
             }
@@ -286,30 +289,29 @@ asio::awaitable<void> cluster_link::learn_map()
                 if (!map_known_ || (r->cmd->slot && slot_owner_[*r->cmd->slot] == 0)) {
                     live_.erase({r->owner.get(), r->index});
                     if (!r->given_up(0)) {
-                        r->owner->deliver(
-                            r->index,
-                            exec_result{exec_result::outcome::failed,
-                                        {},
-                                        "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
-                                            " has no master (CLUSTER SLOTS leaves it out)"});
+                        fail(*r,
+                             node_failure{node_errc::cluster_down,
+                                          "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
+                                              " has no master (CLUSTER SLOTS leaves it out)"});
                     }
                     continue;
                 }
                 route(r);
             }
         } else if (!closed_) {
-            last_error_ = "no server of " + name_ + " told the slot map: " + failures;
+            last_failure_ = failures.joined("no server of " + name_ + " told the slot map",
+                                            node_errc::cluster_down);
             if (!map_known_) {
                 retry_at_ = clock::now() + backoff_;
                 backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
             }
-            fail_waiting(last_error_);
+            fail_waiting(last_failure_);
         }
     } while (learn_again_ && !closed_);
     learning_ = false;
 }
 
-asio::awaitable<std::string> cluster_link::ask_for_map(std::size_t source)
+asio::awaitable<node_failure> cluster_link::ask_for_map(std::size_t source)
 {
     command ask;
     resp::append_command(ask.payload, {"CLUSTER", "SLOTS"});
@@ -317,15 +319,16 @@ asio::awaitable<std::string> cluster_link::ask_for_map(std::size_t source)
     const std::shared_ptr<connection> c = servers_[source].link;
     exec_result r = co_await execute(*c, std::move(ask), clock::now() + settings_.connect_timeout);
     if (r.status != exec_result::outcome::replied) {
-        co_return r.detail;
+        co_return node_failure{r.code, std::move(r.detail)};
     }
-    std::string why;
+    node_failure why;
     auto map = read_slot_map(r.reply, servers_[source].where, why);
     if (!map) {
-        co_return "CLUSTER SLOTS on " + servers_[source].address + ": " + with_hint(why);
+        why.detail.insert(0, "CLUSTER SLOTS on " + servers_[source].address + ": ");
+        co_return why;
     }
     apply(*map);
-    co_return std::string();
+    co_return node_failure{};
 }
 
 void cluster_link::apply(const std::vector<slot_range>& map)
@@ -338,16 +341,21 @@ void cluster_link::apply(const std::vector<slot_range>& map)
     map_known_ = true;
 }
 
-void cluster_link::fail_waiting(const std::string& why)
+void cluster_link::fail_waiting(const node_failure& why)
 {
     auto failed = std::move(waiting_);
     waiting_.clear();
     for (auto& r : failed) {
         live_.erase({r->owner.get(), r->index});
         if (!r->given_up(0)) {
-            r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, why});
+            fail(*r, why);
         }
     }
+}
+
+void cluster_link::fail(const routed& r, const node_failure& why)
+{
+    r.owner->deliver(r.index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
 }
 
 void cluster_link::hold_writes() noexcept
@@ -372,11 +380,11 @@ void cluster_link::resume_writes()
 void cluster_link::close(const std::string& why)
 {
     closed_ = true;
-    last_error_ = why;
+    last_failure_ = node_failure{node_errc::closed, why};
     for (server& s : servers_) {
         s.link->close(why);
     }
-    fail_waiting(why);
+    fail_waiting(last_failure_);
 }
 
 std::optional<server_address> cluster_link::master_of(std::uint16_t slot) const
