@@ -125,9 +125,8 @@ void cluster_link::route(const std::shared_ptr<routed>& r)
         fail(*r, last_failure_);
         return;
     }
-    if (r->given_up(0)) {
-        return;
-    }
+    // A request given up on still goes to its master, as on a connection: a round that
+    // stopped early at a quorum still sets the key here, and a clean-up still deletes it.
     if (map_known_) {
         if (!r->cmd->slot) {
             // A command without keys: any master may run it.
@@ -153,6 +152,10 @@ void cluster_link::send(const std::shared_ptr<routed>& r, std::size_t server)
 {
     r->via = server + 1;
     servers_[server].link->submit(r, 0, r->to_send());
+    if (r->given_up(0)) {
+        // Given up while it waited for the map: the connection reads its reply and drops it.
+        servers_[server].link->gave_up(*r, 0, false);
+    }
 }
 
 void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result result)
@@ -206,7 +209,9 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
         }
     }
     live_.erase({r->owner.get(), r->index});
-    r->owner->deliver(r->index, std::move(result));
+    if (!r->given_up(0)) {
+        r->owner->deliver(r->index, std::move(result));
+    }
 }
 
 std::size_t cluster_link::server_at(const server_address& a)
@@ -355,6 +360,9 @@ void cluster_link::fail_waiting(const node_failure& why)
 
 void cluster_link::fail(const routed& r, const node_failure& why)
 {
+    if (r.given_up(0)) {
+        return;
+    }
     r.owner->deliver(r.index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
 }
 
