@@ -2,9 +2,10 @@
 #pragma once
 
 /// \file
-/// Distributed locks for code without coroutines: a client that runs its own io thread, and a
+/// Distributed locks for code without coroutines: a client that runs its own io thread, a
 /// mutex that meets the standard Lockable and TimedLockable requirements, so that
-/// `std::unique_lock`, `std::scoped_lock` and `std::lock` work with it.
+/// `std::unique_lock`, `std::scoped_lock` and `std::lock` work with it, and a semaphore with
+/// the calls of `std::counting_semaphore`.
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
@@ -14,6 +15,7 @@
 #include <redlock/report.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +26,7 @@ namespace redlock::blocking {
 namespace detail {
 class client_core;
 struct mutex_core;
+struct semaphore_core;
 }  // namespace detail
 
 /// A named distributed lock with the interface of `std::timed_mutex`, made by
@@ -142,15 +145,99 @@ class mutex
     std::shared_ptr<detail::mutex_core> core_;
 };
 
+/// A distributed counting semaphore with the calls of `std::counting_semaphore`, made by
+/// `blocking::client::make_semaphore`: at most `permits()` holders at once, in this process
+/// and elsewhere (see `redlock::semaphore`).
+///
+/// Each call takes or gives back one permit, held by the calling thread: a thread may hold
+/// several, and `release` gives back the one it took last. Threads do not wait for each other
+/// in the process: each acquires on the nodes at once. Copies share their permits.
+///
+/// - `acquire()` waits as `redlock::semaphore::acquire` does (`options::tries`,
+///   `options::wait`) and throws `boost::system::system_error` with the library's error code
+///   (`error::taken`, `failed`, `invalid_argument` when the holders use another number of
+///   permits, `misconfigured`, `shut_down`, ...) when it gets no permit; `what()` names the
+///   semaphore and what each node answered.
+/// - `try_acquire()` makes one attempt; `try_acquire_for()` and `try_acquire_until()` try
+///   until the deadline (a release wakes them early; the last attempt starts at the
+///   deadline). They return false when the semaphore is full, and throw as `acquire()` does
+///   when the nodes could not answer at all, so that a dead Redis is never mistaken for a
+///   full semaphore.
+/// - `release()` gives the calling thread's last permit back and waits for the nodes
+///   (bounded by the per-node deadline). It throws `error::not_held` when the thread holds no
+///   permit, or when fewer than a quorum of nodes still held it (it expired: the permit may
+///   have been someone else's meanwhile); the permit is given back either way.
+class semaphore
+{
+  public:
+    /// Takes a permit, waiting as the class comment says. Throws
+    /// `boost::system::system_error` when it cannot.
+    void acquire();
+    /// One attempt: true when the calling thread now holds one more permit, false when the
+    /// semaphore is full. Throws when the nodes could not answer (see the class comment).
+    bool try_acquire();
+    /// As `try_acquire`, trying (and waiting for releases) until `timeout` has passed.
+    template <class Rep, class Period>
+    bool try_acquire_for(const std::chrono::duration<Rep, Period>& timeout)
+    {
+        if (timeout <= timeout.zero()) {
+            return try_acquire();
+        }
+        using seconds = std::chrono::duration<double>;
+        if (seconds(timeout) >= seconds(longest_wait)) {
+            return try_acquire_within(longest_wait);
+        }
+        return try_acquire_within(std::chrono::ceil<std::chrono::milliseconds>(timeout));
+    }
+    /// As `try_acquire_for(deadline - Clock::now())`, the deadline read once on `Clock`.
+    template <class Clock, class Duration>
+    bool try_acquire_until(const std::chrono::time_point<Clock, Duration>& deadline)
+    {
+        const auto now = Clock::now();
+        if (deadline <= now) {
+            return try_acquire();
+        }
+        return try_acquire_for(deadline - now);
+    }
+    /// Gives back the permit the calling thread took last; throws as the class comment says.
+    void release();
+
+    /// How many permits the calling thread holds through this semaphore (and its copies).
+    std::size_t held() const;
+    /// What each node did in the last acquisition or release through this semaphore.
+    report last_report() const;
+    /// The semaphore's name, as `redlock::semaphore::name()`.
+    const std::string& name() const noexcept;
+    /// How many holders it admits at once.
+    std::ptrdiff_t permits() const noexcept;
+    /// The number of nodes a permit needs, as `redlock::semaphore::quorum()`.
+    std::size_t quorum() const noexcept;
+    /// The options the semaphore was made with.
+    const redlock::options& options() const noexcept;
+
+  private:
+    friend class client;
+    explicit semaphore(std::shared_ptr<detail::semaphore_core> core) noexcept
+        : core_(std::move(core))
+    {
+    }
+
+    /// `options::wait` allows no more.
+    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
+    bool try_acquire_within(std::chrono::milliseconds timeout);
+
+    std::shared_ptr<detail::semaphore_core> core_;
+};
+
 /// A `redlock::client` with an io_context of its own, run by a thread the client owns, for
 /// programs that do not run one themselves. Its mutexes block the calling thread until the
 /// nodes have answered.
 ///
 /// Destroying the client ends it cleanly: blocking calls still waiting in other threads are
-/// cancelled (they throw `error::shut_down`), every lock still held through its mutexes is
-/// released, the destructor waits for those releases and for the client's other background
-/// work (`redlock::client::async_shutdown`), then joins the thread. Mutexes that outlive
-/// their client throw `error::shut_down` from then on; their `unlock` does nothing.
+/// cancelled (they throw `error::shut_down`), every lock and permit still held through its
+/// mutexes and semaphores is released, the destructor waits for those releases and for the client's
+/// other background work (`redlock::client::async_shutdown`), then joins the thread. Mutexes that
+/// outlive their client throw `error::shut_down` from then on; their `unlock` does nothing.
 ///
 /// Thread-safe: any thread may make mutexes and use them, except the client's own io thread
 /// (completion handlers of `nonblocking()` operations run there), where every blocking call
@@ -182,6 +269,14 @@ class client
     /// A multi-resource lock (all of `names` or none on each node), as
     /// `redlock::client::make_multi_mutex`.
     mutex make_multi_mutex(std::vector<std::string> names, options opts = {});
+
+    /// A semaphore named `name` of `permits` permits with `opts`, as
+    /// `redlock::client::make_semaphore`: throws `boost::system::system_error` with
+    /// `error::invalid_argument` when `permits` is below 1, the name is empty or an option is
+    /// out of range or not for semaphores. No I/O.
+    semaphore make_semaphore(std::string name, std::ptrdiff_t permits, options opts);
+    /// `make_semaphore(name, permits, options{})`.
+    semaphore make_semaphore(std::string name, std::ptrdiff_t permits);
 
     /// The configuration in use.
     const redlock::config& config() const noexcept;

@@ -9,13 +9,14 @@
 #include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
+#include <redlock/semaphore.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
 #include <chrono>
-
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,16 @@ class client
     mutex make_multi_mutex(std::vector<std::string> names, options opts);
     /// `make_multi_mutex(names, options{})`.
     mutex make_multi_mutex(std::vector<std::string> names);
+
+    /// A semaphore named `name` (the Redis key of its holders) of `permits` permits, with
+    /// `opts`. Every client of one semaphore must give the same `permits`: an acquire that
+    /// meets holders using another number completes with `error::invalid_argument`. Throws
+    /// `boost::system::system_error` with `error::invalid_argument` and a message naming the
+    /// field when `permits` is below 1, the name is empty, an option is out of range, or
+    /// `opts` asks for what a permit cannot be (reentrant, fenced, recreated on extend). No I/O.
+    semaphore make_semaphore(std::string name, std::ptrdiff_t permits, options opts);
+    /// `make_semaphore(name, permits, options{})`.
+    semaphore make_semaphore(std::string name, std::ptrdiff_t permits);
 
     /// Reads what each node holds under the lock named `key` (the Redis key
     /// `config::key_prefix` + `key`), in one round trip per node (a read-only script):

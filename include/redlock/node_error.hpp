@@ -75,6 +75,10 @@ enum class node_errc {
     quorum_impossible,
     /// Still pending when the outcome was decided: the request goes on in the background.
     in_background,
+    /// A semaphore's holders on the node use another number of permits than this client
+    /// (`client::make_semaphore`); the detail names both. The acquire completes with
+    /// `error::invalid_argument`.
+    permits_mismatch,
 };
 
 /// The category of `node_errc`; its name is "redlock.node".

@@ -17,4 +17,5 @@
 #include <redlock/observability.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
+#include <redlock/semaphore.hpp>
 #include <redlock/with_lock.hpp>

@@ -7,6 +7,7 @@
 #include <redlock/error.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
+#include <redlock/semaphore.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -17,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <concepts>
 #include <exception>
 #include <type_traits>
 
@@ -30,10 +32,15 @@ struct awaitable_value<boost::asio::awaitable<T, Executor>>
 {
     using type = T;
 };
+
+/// What `with_lock` takes: a lock whose `async_acquire` gives a `guard`.
+template <class Lock>
+concept guarded_lock = std::same_as<Lock, mutex> || std::same_as<Lock, semaphore>;
 }  // namespace detail
 
-/// Acquires `m`, runs `work(guard&)` (a function returning `asio::awaitable<T>`, with T
-/// void or default-constructible) while the lock is held, and releases it.
+/// Acquires `m` (a `mutex`, or a permit of a `semaphore`), runs `work(guard&)` (a function
+/// returning `asio::awaitable<T>`, with T void or default-constructible) while the lock is held,
+/// and releases it.
 ///
 /// - Completes with the work's result, or rethrows the work's exception.
 /// - When the lock is lost while the work runs (an extension finds it gone from a
@@ -46,8 +53,8 @@ struct awaitable_value<boost::asio::awaitable<T, Executor>>
 /// For work that may outlast the expiry, make the mutex with `options::auto_extend`; without
 /// it the lock is lost, and the work cancelled, when the validity runs out. The work runs on
 /// the awaiting coroutine's executor.
-template <class Work>
-auto with_lock(mutex m, Work work) -> boost::asio::awaitable<
+template <detail::guarded_lock Lock, class Work>
+auto with_lock(Lock m, Work work) -> boost::asio::awaitable<
     typename detail::awaitable_value<std::invoke_result_t<Work&, guard&>>::type>
 {
     namespace asio = boost::asio;

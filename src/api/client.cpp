@@ -4,14 +4,17 @@
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
 #include <redlock/mutex.hpp>
+#include <redlock/semaphore.hpp>
 
 #include "core/spawn.hpp"
 #include "core/strand.hpp"
 #include "lock/client_impl.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
+#include "lock/semaphore_rules.hpp"
 #include "node/cluster/shard_subscribers.hpp"
 #include "protocol/key_space.hpp"
+#include "quorum/tally.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
@@ -116,37 +119,82 @@ mutex client::make_mutex(std::string name, options opts)
     return make_multi_mutex(std::move(keys), std::move(opts));
 }
 
-mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
+namespace {
+
+[[noreturn]] void refuse(const std::string& problem)
 {
-    if (std::string problem = validate(opts, names); !problem.empty()) {
-        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
-    }
+    throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+}
+
+// The state of a lock of `kind` over `names`, with what it shares with every other kind: its
+// keys and display name, its quorum, and the check that a cluster can hold it.
+std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail::client_impl>& c,
+                                                   std::vector<std::string> names,
+                                                   detail::lock_kind kind, std::size_t permits)
+{
     auto m = std::make_shared<detail::mutex_state>();
-    m->client = impl_;
-    if (names.size() != 1 || !impl_->cfg.key_prefix.empty()) {
+    m->client = c;
+    if (names.size() != 1 || !c->cfg.key_prefix.empty()) {
         for (const std::string& key : names) {
             m->name += (m->name.empty() ? "" : ", ") + key;
         }
     }
-    m->keys = detail::lock_keys(impl_->cfg.key_prefix, std::move(names));
-    m->prefix = impl_->cfg.key_prefix;
-    m->in_cluster = impl_->in_cluster;
+    m->keys = detail::lock_keys(c->cfg.key_prefix, std::move(names));
+    m->prefix = c->cfg.key_prefix;
+    m->in_cluster = c->in_cluster;
+    m->kind = kind;
+    m->permits = permits;
+    const std::size_t n = c->connections.size();
+    m->quorum = kind == detail::lock_kind::semaphore ? detail::semaphore_quorum(n, permits)
+                                                     : detail::quorum_of(n);
     if (m->in_cluster) {
         if (std::string problem = detail::cluster_key_problem(m->shape()); !problem.empty()) {
-            throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
+            refuse(problem);
         }
     }
+    return m;
+}
+
+}  // namespace
+
+mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
+{
+    if (std::string problem = validate(opts, names); !problem.empty()) {
+        refuse(problem);
+    }
+    auto m = lock_state_of(impl_, std::move(names), detail::lock_kind::exclusive, 1);
     if (opts.reentrant) {
         m->owner = !opts.value.empty() ? opts.value
                    : opts.gen_value    ? opts.gen_value()
                                        : detail::random_owner_value();
         if (m->owner.empty()) {
-            throw boost::system::system_error(make_error_code(error::invalid_argument),
-                                              "options.gen_value returned an empty owner value");
+            refuse("options.gen_value returned an empty owner value");
         }
     }
     m->opts = std::move(opts);
     return detail::access::make<mutex>(std::move(m));
+}
+
+semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, options opts)
+{
+    std::string problem = validate(opts, name);
+    if (problem.empty()) {
+        problem = detail::semaphore_problem(opts, permits);
+    }
+    if (!problem.empty()) {
+        refuse(problem);
+    }
+    std::vector<std::string> names;
+    names.push_back(std::move(name));
+    auto m = lock_state_of(impl_, std::move(names), detail::lock_kind::semaphore,
+                           static_cast<std::size_t>(permits));
+    m->opts = std::move(opts);
+    return detail::access::make<semaphore>(std::move(m));
+}
+
+semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits)
+{
+    return make_semaphore(std::move(name), permits, options{});
 }
 
 mutex client::make_mutex(std::string name)

@@ -6,6 +6,7 @@
 
 #include "blocking/blocking_client_core.hpp"
 #include "blocking/blocking_mutex_core.hpp"
+#include "blocking/blocking_semaphore_core.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -49,9 +50,9 @@ void client_core::log(const std::string& message) noexcept
     }
 }
 
-std::vector<std::shared_ptr<mutex_core>> client_core::live_mutexes()
+std::vector<std::shared_ptr<facade_lock>> client_core::live_mutexes()
 {
-    std::vector<std::shared_ptr<mutex_core>> all;
+    std::vector<std::shared_ptr<facade_lock>> all;
     std::lock_guard lock(mutex_);
     // Reserved first: the last owner of a mutex must not be dropped under the lock, which
     // its destructor takes.
@@ -100,8 +101,7 @@ void client_core::shutdown() noexcept
         }
         // Threads waiting for their turn on a mutex leave (they throw shut_down).
         for (const auto& m : live_mutexes()) {
-            std::lock_guard lock(m->m);
-            m->turn.notify_all();
+            m->wake_waiters();
         }
         if (!own_thread) {
             // Acquisitions that were under way have finished (cancelled) and stored their
@@ -112,12 +112,7 @@ void client_core::shutdown() noexcept
         // Every lock still held through a mutex is released, in the background, which
         // async_shutdown then waits for.
         for (const auto& m : live_mutexes()) {
-            redlock::guard held;
-            {
-                std::lock_guard lock(m->m);
-                held = std::move(m->current);
-                m->holds = 0;
-            }
+            m->drop_held();
         }
         if (own_thread) {
             // Calls of other threads still waiting get their answers (cancelled) before the
@@ -189,6 +184,20 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
     auto m = std::make_shared<detail::mutex_core>(core_, std::move(names), std::move(base));
     m->registration = core_->remember(m);
     return mutex(std::move(m));
+}
+
+semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, options opts)
+{
+    redlock::semaphore base =
+        core_->async().make_semaphore(std::move(name), permits, std::move(opts));
+    auto s = std::make_shared<detail::semaphore_core>(core_, std::move(base));
+    s->registration = core_->remember(s);
+    return semaphore(std::move(s));
+}
+
+semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits)
+{
+    return make_semaphore(std::move(name), permits, options{});
 }
 
 const redlock::config& client::config() const noexcept

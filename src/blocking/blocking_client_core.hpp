@@ -35,7 +35,22 @@ namespace redlock::blocking::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-struct mutex_core;
+/// A lock object of the facade (a mutex's or a semaphore's state) as a shutdown sees it.
+class facade_lock
+{
+  public:
+    /// Wakes the threads of the process that wait for their turn at it (they then throw
+    /// `error::shut_down`).
+    virtual void wake_waiters() = 0;
+    /// Drops the locks it holds: their guards release them in the background, which
+    /// `client::async_shutdown` waits for.
+    virtual void drop_held() = 0;
+
+  protected:
+    ~facade_lock() = default;
+};
+
+using facade_locks = std::list<std::weak_ptr<facade_lock>>;
 
 // One asynchronous operation that a blocking call waits for, cancelled if the client shuts
 // down meanwhile. Its completion handler owns it: co_spawn keeps its cancellation handler
@@ -156,14 +171,14 @@ class client_core
         client_core& c_;
     };
 
-    /// Registers a mutex, so that a shutdown can wake its waiting threads and release its
-    /// lock. Returns the handle for `forget`.
-    std::list<std::weak_ptr<mutex_core>>::iterator remember(const std::shared_ptr<mutex_core>& m)
+    /// Registers a mutex or a semaphore, so that a shutdown can wake its waiting threads and
+    /// release its locks. Returns the handle for `forget`.
+    facade_locks::iterator remember(const std::shared_ptr<facade_lock>& m)
     {
         std::lock_guard lock(mutex_);
         return mutexes_.insert(mutexes_.end(), m);
     }
-    void forget(std::list<std::weak_ptr<mutex_core>>::iterator it)
+    void forget(facade_locks::iterator it)
     {
         std::lock_guard lock(mutex_);
         mutexes_.erase(it);
@@ -178,7 +193,7 @@ class client_core
         std::erase_if(in_flight_, [op](const auto& entry) { return entry.first == op; });
     }
     void run() noexcept;
-    std::vector<std::shared_ptr<mutex_core>> live_mutexes();
+    std::vector<std::shared_ptr<facade_lock>> live_mutexes();
     void cancel_in_flight();
     void log(const std::string& message) noexcept;
 
@@ -194,7 +209,7 @@ class client_core
     int active_ = 0;  // guarded by mutex_
     /// Operations started and not yet completed.
     std::vector<std::pair<pending_op*, std::weak_ptr<pending_op>>> in_flight_;  // guarded by mutex_
-    std::list<std::weak_ptr<mutex_core>> mutexes_;                              // guarded by mutex_
+    facade_locks mutexes_;                                                      // guarded by mutex_
 };
 
 }  // namespace redlock::blocking::detail

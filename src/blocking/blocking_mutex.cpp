@@ -7,6 +7,7 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
+#include "blocking/blocking_calls.hpp"
 #include "blocking/blocking_client_core.hpp"
 #include "blocking/blocking_mutex_core.hpp"
 
@@ -15,12 +16,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -37,59 +36,7 @@ std::string call_name(const char* function, const mutex_core& m)
     return "redlock::blocking::mutex::" + std::string(function) + "('" + m.base.name() + "')";
 }
 
-// "..." after N attempts (node: status; node: status (detail); ...)
-std::string with_report(std::string what, const report& r)
-{
-    if (r.attempts > 0) {
-        what +=
-            " after " + std::to_string(r.attempts) + (r.attempts == 1 ? " attempt" : " attempts");
-    }
-    const std::string lines = r.to_string();
-    if (!lines.empty()) {
-        std::string joined;
-        for (char ch : std::string_view(lines).substr(0, lines.size() - 1)) {
-            joined += ch == '\n' ? std::string("; ") : std::string(1, ch);
-        }
-        what += " [" + joined + "]";
-    }
-    return what;
-}
-
-[[noreturn]] void fail(error_code ec, const std::string& what)
-{
-    throw boost::system::system_error(ec, what);
-}
-
-// Another owner was seen holding the lock: a conflict, which try_lock reports as false. An
-// attempt that no node could answer is not one: the nodes may be down.
-bool conflict(error_code ec, const report& r)
-{
-    return ec == error::taken || (ec == error::failed && r.count(node_status::taken) > 0);
-}
-
 enum class kind { lock, once, timed };
-
-// Options for try_lock_for/until: attempts until `deadline`, the last of them starting at it,
-// so that a false never comes before the deadline (as TimedLockable requires) and a release
-// seen meanwhile still wakes the wait. `wait` is only a backstop: the delay after the
-// deadline ends the attempts.
-options until_deadline(const options& o, steady::time_point deadline)
-{
-    options timed = o;
-    timed.tries = INT_MAX;
-    const auto longest = std::chrono::hours(24 * 365);
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
-    timed.wait = std::min<std::chrono::milliseconds>(left + std::chrono::seconds(1), longest);
-    timed.retry_delay = [delay = o.retry_delay, deadline](int attempt) {
-        const auto now = steady::now();
-        if (now >= deadline) {
-            return std::chrono::milliseconds(std::chrono::hours(1));  // past the backstop
-        }
-        const auto to_deadline = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-        return std::min(delay(attempt), to_deadline);
-    };
-    return timed;
-}
 
 // One call of lock, try_lock or try_lock_for on a mutex.
 struct request

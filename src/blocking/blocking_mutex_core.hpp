@@ -21,7 +21,7 @@
 
 namespace redlock::blocking::detail {
 
-struct mutex_core
+struct mutex_core final : facade_lock
 {
     mutex_core(std::shared_ptr<client_core> c, std::vector<std::string> n, redlock::mutex b)
         : client(std::move(c)), names(std::move(n)), base(std::move(b))
@@ -44,7 +44,7 @@ struct mutex_core
     const std::vector<std::string> names;
     /// The asynchronous mutex with the user's options.
     const redlock::mutex base;
-    std::optional<std::list<std::weak_ptr<mutex_core>>::iterator> registration;
+    std::optional<facade_locks::iterator> registration;
 
     std::mutex m;
     /// Signalled when the turn passes, and when the client shuts down.
@@ -60,6 +60,19 @@ struct mutex_core
     /// The last failed acquisition, which carries the report of its last attempt.
     redlock::guard failed_attempt;
     bool last_was_failure = false;
+
+    void wake_waiters() override
+    {
+        std::lock_guard lock(m);
+        turn.notify_all();
+    }
+    void drop_held() override
+    {
+        redlock::guard held;  // released once `m` is let go
+        std::lock_guard lock(m);
+        held = std::move(current);
+        holds = 0;
+    }
 
     /// Gives the turn back (after a failure, or when the last hold is released).
     void pass_turn()

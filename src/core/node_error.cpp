@@ -14,7 +14,7 @@ struct code_message
 
 // The messages of the codes whose detail is their message alone (timed_out and the reasons a
 // node was not awaited) are what reports show for them.
-constexpr std::array<code_message, 24> messages{{
+constexpr std::array<code_message, 25> messages{{
     // Deadlines and the connection.
     {node_errc::timed_out, "no reply before the per-node deadline"},
     {node_errc::connect_timed_out,
@@ -59,6 +59,9 @@ constexpr std::array<code_message, 24> messages{{
     {node_errc::quorum_impossible, "not awaited: a quorum was no longer possible"},
     {node_errc::in_background,
      "still pending when the outcome was decided: the request goes on in the background"},
+    // The caller's mistake.
+    {node_errc::permits_mismatch,
+     "the semaphore's holders on the node use another number of permits than this client"},
 }};
 
 class node_category final : public boost::system::error_category

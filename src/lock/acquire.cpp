@@ -232,7 +232,9 @@ acquire_fsm::action acquisition::follow(acquire_fsm::action act)
 
 acquire_fsm::action acquisition::start()
 {
-    return follow(fsm_.start(c_.waiters->ours(m_->keys)));
+    // A semaphore's other permits may be free while this client holds one.
+    const bool exclusive = m_->kind == lock_kind::exclusive;
+    return follow(fsm_.start(exclusive && c_.waiters->ours(m_->keys)));
 }
 
 round acquisition::attempt_round()
@@ -251,6 +253,7 @@ round acquisition::attempt_round()
                  .value = value_,
                  .deadline = start_ + per_node,
                  .rule = o_.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                 .quorum = m_->quorum,
                  .shuffle = o_.shuffle_nodes,
                  .replies_with_token = o_.fencing,
                  .replicas = o_.wait_for_replicas,
@@ -259,13 +262,20 @@ round acquisition::attempt_round()
 
 acquire_fsm::action acquisition::attempted(std::vector<node_outcome> outcomes)
 {
-    const tally t = count(outcomes);
+    const tally t = count(outcomes, m_->quorum);
     until_ = valid_until(start_, o_.expiry, o_.drift_factor);
     token_ = o_.fencing ? largest_token(outcomes) : 0;
+    const bool mismatch = std::any_of(outcomes.begin(), outcomes.end(), [](const node_outcome& o) {
+        return o.code == node_errc::permits_mismatch;
+    });
     rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
+    // A semaphore is full for this client once its full nodes leave too few for a quorum.
+    const bool taken =
+        m_->kind == lock_kind::semaphore ? t.taken > t.nodes - t.quorum() : t.taken_by_other();
     return follow(fsm_.attempted({.quorum_with_validity = t.reached() && clock::now() < until_,
-                                  .taken_by_other = t.taken_by_other(),
-                                  .some_taken = t.taken > 0},
+                                  .taken_by_other = taken,
+                                  .some_taken = t.taken > 0,
+                                  .invalid_use = mismatch},
                                  cancelled()));
 }
 
@@ -278,12 +288,13 @@ round acquisition::token_round() const
         .read = req.read,
         .deadline = std::min(until_, clock::now() + node_timeout(o_.expiry, o_.timeout_factor)),
         .rule = stop_rule::quorum_reached,
+        .quorum = m_->quorum,
         .shuffle = o_.shuffle_nodes};
 }
 
 acquire_fsm::action acquisition::token_written(const std::vector<node_outcome>& outcomes)
 {
-    const bool confirmed = count(outcomes).reached() && clock::now() < until_;
+    const bool confirmed = count(outcomes, m_->quorum).reached() && clock::now() < until_;
     return follow(fsm_.token_written(confirmed, cancelled()));
 }
 
@@ -308,7 +319,7 @@ guard_result acquisition::grant()
 acquire_fsm::action acquisition::cleaned_up()
 {
     c_.waiters->attempt_failed(m_->keys);
-    return follow(fsm_.cleaned_up(quorum_ruled_out(rep_.nodes), cancelled()));
+    return follow(fsm_.cleaned_up(quorum_ruled_out(rep_.nodes, m_->quorum), cancelled()));
 }
 
 acquire_fsm::action acquisition::delay_chosen(int attempt_number)

@@ -32,7 +32,7 @@ acquire_fsm::action acquire_fsm::start(bool line_is_ours)
 acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
 {
     result_ = r;
-    if (!cancelled && r.quorum_with_validity) {
+    if (!cancelled && r.quorum_with_validity && !r.invalid_use) {
         // The token may be used only once a majority's counters are at least as large: that
         // is what makes every later acquisition's token larger (docs/safety.md).
         return action{.step =
@@ -55,6 +55,9 @@ acquire_fsm::action acquire_fsm::cleaned_up(bool quorum_ruled_out, bool cancelle
     }
     // Nodes that fail the same way on every try (a wrong password, a replica, ...): once they
     // rule out a quorum, further tries only hide the cause.
+    if (result_.invalid_use) {
+        return complete(error::invalid_argument);
+    }
     if (quorum_ruled_out) {
         return complete(error::misconfigured);
     }

@@ -59,6 +59,10 @@ struct attempt_result
     bool taken_by_other = false;
     /// At least one node answered that another owner holds the key.
     bool some_taken = false;
+    /// A node refused the attempt because of how the caller made the lock (a semaphore's
+    /// permits that differ from its holders'): no attempt can succeed, whatever the others
+    /// said.
+    bool invalid_use = false;
 };
 
 class acquire_fsm

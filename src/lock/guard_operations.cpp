@@ -122,6 +122,7 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
             .value = l->value,
             .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
             .rule = stop_rule::outcome_known,
+            .quorum = l->mutex->quorum,
             .shuffle = o.shuffle_nodes};
     const tally t = co_await run_guard_round(l, std::move(r));
     if (cancelled(cs)) {

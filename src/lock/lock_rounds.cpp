@@ -34,6 +34,7 @@ round release_round(const mutex_state& m, std::string_view value, bool announce,
                  .value = std::string(value),
                  .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
                  .rule = rule,
+                 .quorum = m.quorum,
                  .background = m.client->background};
 }
 
@@ -41,7 +42,9 @@ round handing_off(const lock_state& l)
 {
     const mutex_state& m = *l.mutex;
     bool announce = true;
-    if (!m.opts.reentrant) {
+    // A semaphore's release frees one permit of several, which any waiter may take: it goes
+    // out with its message, and the nodes' messages wake the waiters.
+    if (!m.opts.reentrant && m.kind == lock_kind::exclusive) {
         // For a single key the waiter's attempt and the release go out in one write per node.
         const auto* hold = m.keys.size() == 1 ? &m.client->connections : nullptr;
         for (const std::string& key : m.keys) {
@@ -65,13 +68,14 @@ round extend_round(const lock_state& l, clock::time_point start)
                  .value = l.value,
                  .deadline = start + node_timeout(o.expiry, o.timeout_factor),
                  .rule = stop_rule::quorum_reached,
+                 .quorum = l.mutex->quorum,
                  .shuffle = o.shuffle_nodes};
 }
 
 asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r)
 {
     auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
-    const tally t = count(outcomes);
+    const tally t = count(outcomes, l->mutex->quorum);
     l->set_report(make_report(std::move(outcomes), 1));
     co_return t;
 }

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,8 +42,17 @@ struct mutex_state
     redlock::options opts;
     /// For a reentrant lock, the owner value every acquisition through this mutex uses.
     std::string owner;
+    /// A mutex, or a semaphore of `permits` permits (one key, `keys.front()`).
+    lock_kind kind = lock_kind::exclusive;
+    std::size_t permits = 1;
+    /// The nodes that must grant an acquisition (and confirm an extension, a check, a
+    /// release): a majority for a mutex, `semaphore_quorum` for a semaphore.
+    std::size_t quorum = 1;
 
-    lock_shape shape() const { return {keys, opts.reentrant, opts.fencing, prefix, in_cluster}; }
+    lock_shape shape() const
+    {
+        return {keys, opts.reentrant, opts.fencing, prefix, in_cluster, kind, permits};
+    }
     const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 
     void set_report(const report& r) { last.set(r); }

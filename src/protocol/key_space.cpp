@@ -8,6 +8,7 @@ namespace {
 
 constexpr std::string_view fence_infix = "redlock:fence:";
 constexpr std::string_view release_infix = "redlock:released:";
+constexpr std::string_view limit_infix = "redlock:limit:";
 
 // prefix + infix + the name inside `key`. Keys come from lock_keys, so they start with the
 // prefix; a key that does not is taken whole rather than cut somewhere. With `in_key_slot`,
@@ -49,6 +50,11 @@ std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::str
 std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
     return beside(prefix, fence_infix, key, in_key_slot);
+}
+
+std::string limit_key(std::string_view prefix, std::string_view key, bool in_key_slot)
+{
+    return beside(prefix, limit_infix, key, in_key_slot);
 }
 
 std::string release_channel(std::string_view prefix, std::string_view key, bool in_key_slot)

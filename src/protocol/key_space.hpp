@@ -25,6 +25,11 @@ std::vector<std::string> lock_keys(std::string_view prefix, std::vector<std::str
 /// "}". Empty when neither does (`key` holds a '}' outside any hash tag).
 std::string fence_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
 
+/// The limit of the semaphore whose holders are under key `key`: its number of permits, with
+/// the holders' expiry. Named and placed as `fence_key` names counters:
+/// prefix + "redlock:limit:" + N.
+std::string limit_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
+
 /// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
 /// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).
 std::string release_channel(std::string_view prefix, std::string_view key,

@@ -150,6 +150,61 @@ end
 return 1
 )lua";
 
+// ---- semaphores: KEYS[1] a sorted set {owner value: expiry}, KEYS[2] the limit ----
+
+// Expiries are the server's own milliseconds (TIME; scripts replicate their effects, so
+// replicas copy the result, not the clock), never a client's: a holder that died leaves
+// when its expiry passes on the node. Both keys expire with the last holder. Answers 1 when
+// the permit is ours (granted, or already ours: a retried request), -1 when the limit's
+// holders are all live, {-2, stored limit, asked limit} when the live holders use another
+// limit than ARGV[3]: a code, so that the client decides on it, with both numbers.
+constexpr std::string_view semaphore_acquire = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local held = redis.call('ZCARD', KEYS[1])
+if held == 0 then redis.call('DEL', KEYS[2]) end
+local asked = tonumber(ARGV[3])
+local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[3]) or -1
+if limit ~= asked then return {-2, limit, asked} end
+if held >= limit and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
+redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
+redis.call('PEXPIREAT', KEYS[1], last)
+return 1
+)lua";
+
+// Removes our permit, live or expired, announced as in plain_release (ARGV[2] the command,
+// ARGV[3] the channel); the limit goes with the last holder. Answers 1 when the permit was
+// live, 0 otherwise.
+constexpr std::string_view semaphore_release = R"lua(
+local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
+if not expiry then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+if ARGV[3] then redis.call(ARGV[2], ARGV[3], ARGV[1]) end
+local t = redis.call('TIME')
+return expiry > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) and 1 or 0
+)lua";
+
+// Answers 1 when our permit is live, 0 otherwise; with ARGV[2], a live permit's expiry
+// becomes ARGV[2] ms from now (an extend), and the keys expire with the last holder. A
+// permit that expired is never taken back: another holder may have its place.
+constexpr std::string_view semaphore_check_extend = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
+if not expiry or expiry <= now then return 0 end
+if ARGV[2] then
+  redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
+  redis.call('PEXPIREAT', KEYS[1], last)
+  redis.call('PEXPIREAT', KEYS[2], last)
+end
+return 1
+)lua";
+
 // ---- inspection ----
 
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
@@ -212,6 +267,9 @@ constexpr std::array<row, script_count> rows{{
     {script_id::reentrant_check_extend, "reentrant_check_extend", any_keys, reentrant_check_extend},
     {script_id::fenced_acquire, "fenced_acquire", any_keys, fenced_acquire},
     {script_id::fence_raise, "fence_raise", any_keys, fence_raise},
+    {script_id::semaphore_acquire, "semaphore_acquire", 2, semaphore_acquire},
+    {script_id::semaphore_release, "semaphore_release", 2, semaphore_release},
+    {script_id::semaphore_check_extend, "semaphore_check_extend", 2, semaphore_check_extend},
     {script_id::inspect, "inspect", 1, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};

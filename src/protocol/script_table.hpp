@@ -36,6 +36,12 @@ enum class script_id : std::uint8_t {
     /// Fencing: a plain acquire that bumps a counter per key, and the write-back of a token.
     fenced_acquire,
     fence_raise,
+    /// Semaphores (a sorted set {owner value: expiry in the server's ms} and the limit
+    /// beside it, up to the limit's number of holders).
+    semaphore_acquire,
+    semaphore_release,
+    /// Answers whether our permit is live and, given an expiry, extends it.
+    semaphore_check_extend,
     /// client::async_inspect: one key's type, TTL and contents, read-only.
     inspect,
     /// fenced_store: a read or write admitted by its fencing token.

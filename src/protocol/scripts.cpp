@@ -34,6 +34,21 @@ node_failure unexpected(const resp::reply& r)
     return node_failure{node_errc::unexpected_reply, unexpected_words(r)};
 }
 
+// A semaphore's keys on a node: its holders and its limit.
+std::vector<std::string> semaphore_keys(const lock_shape& lock)
+{
+    return {lock.keys.front(), limit_key(lock.prefix, lock.keys.front(), lock.in_cluster)};
+}
+
+request semaphore_acquire_request(const lock_shape& lock, std::string_view value,
+                                  const std::string& ms)
+{
+    const std::string permits = std::to_string(lock.permits);
+    return {
+        script_command(script_id::semaphore_acquire, semaphore_keys(lock), {value, ms, permits}),
+        read_semaphore_acquire_reply};
+}
+
 }  // namespace
 
 std::string cluster_key_problem(lock_shape lock)
@@ -51,6 +66,11 @@ std::string cluster_key_problem(lock_shape lock)
                 "'{order:7}:stock' and '{order:7}:payment'");
             return why;
         }
+        if (lock.kind == lock_kind::semaphore && limit_key(lock.prefix, key, true).empty()) {
+            return "the semaphore's key '" + key +
+                   "' holds a '}' outside any hash tag, so its limit cannot share its Redis "
+                   "Cluster slot: name it without '}', or give it a hash tag";
+        }
         if (lock.fencing && fence_key(lock.prefix, key, true).empty()) {
             return "the key '" + key +
                    "' holds a '}' outside any hash tag, so no fencing counter can share its Redis "
@@ -63,6 +83,9 @@ std::string cluster_key_problem(lock_shape lock)
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
 {
     const std::string ms = std::to_string(expiry.count());
+    if (lock.kind == lock_kind::semaphore) {
+        return semaphore_acquire_request(lock, value, ms);
+    }
     if (lock.fencing) {
         std::vector<std::string> keys = lock.keys;
         for (const std::string& key : lock.keys) {
@@ -138,6 +161,11 @@ request release_request(lock_shape lock, std::string_view value, bool announce)
             channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
         }
     }
+    if (lock.kind == lock_kind::semaphore) {
+        return {
+            script_command(script_id::semaphore_release, semaphore_keys(lock), {value}, channels),
+            read_script_reply};
+    }
     return {script_command(lock.reentrant ? script_id::reentrant_release : script_id::plain_release,
                            lock.keys, {value}, channels),
             read_script_reply};
@@ -147,6 +175,12 @@ request extend_request(lock_shape lock, std::string_view value, std::chrono::mil
                        bool recreate)
 {
     const std::string ms = std::to_string(expiry.count());
+    if (lock.kind == lock_kind::semaphore) {
+        // A permit that expired is never recreated: validate() refuses set_nx_on_extend.
+        return {
+            script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value, ms}),
+            read_script_reply};
+    }
     return {script_command(
                 lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
                 lock.keys, {value, ms, recreate ? "1" : "0"}),
@@ -165,6 +199,10 @@ request fence_raise_request(lock_shape lock, std::uint64_t token)
 
 request check_request(lock_shape lock, std::string_view value)
 {
+    if (lock.kind == lock_kind::semaphore) {
+        return {script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value}),
+                read_script_reply};
+    }
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"GET", lock.keys[0]});
@@ -204,6 +242,23 @@ node_status read_script_reply(const resp::reply& r, std::string_view, node_failu
     }
     why = unexpected(r);
     return node_status::error;
+}
+
+node_status read_semaphore_acquire_reply(const resp::reply& r, std::string_view value,
+                                         node_failure& why)
+{
+    const auto& e = r.elements;
+    if (r.type == resp::kind::array && e.size() == 3 && e[0].type == resp::kind::integer &&
+        e[0].integer == -2 && e[1].type == resp::kind::integer &&
+        e[2].type == resp::kind::integer) {
+        why = node_failure{
+            node_errc::permits_mismatch,
+            "the semaphore's holders on this node use " + std::to_string(e[1].integer) +
+                " permits, this client " + std::to_string(e[2].integer) +
+                ": every client of one semaphore must give make_semaphore the same number"};
+        return node_status::error;
+    }
+    return read_script_reply(r, value, why);
 }
 
 node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, node_failure& why)

@@ -9,6 +9,8 @@
 //   all or nothing by one script.
 // - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
 //   increments the count, and each release decrements it; the key goes at zero.
+// And semaphores, over one name: a sorted set {owner value: expiry in the server's ms} of up
+// to `permits` live holders, with the limit in a key beside it (`limit_key`).
 // Each request is one command or one script of the table (script_table.hpp), whose answer
 // a reply reader turns into a node_status.
 
@@ -19,6 +21,7 @@
 #include "resp/resp.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,6 +32,14 @@ namespace redlock::detail {
 /// Reads a node's reply to a lock's command: its status, and for `error` the failure in
 /// `why` (an error reply's code and words, or `unexpected_reply`).
 using reply_reader = node_status (*)(const resp::reply&, std::string_view value, node_failure& why);
+
+/// How many may hold a lock at once, which decides its scripts and its quorum.
+enum class lock_kind : std::uint8_t {
+    /// One owner (the plain and reentrant locks).
+    exclusive,
+    /// Up to `lock_shape::permits` owners, each with a permit of its own.
+    semaphore,
+};
 
 /// What a lock is made of.
 struct lock_shape
@@ -42,6 +53,9 @@ struct lock_shape
     std::string_view prefix{};
     /// The client has a Redis Cluster node: helper keys go in their lock key's slot.
     bool in_cluster = false;
+    lock_kind kind = lock_kind::exclusive;
+    /// For a semaphore: how many holders it admits (>= 1).
+    std::size_t permits = 1;
 };
 
 /// Why `lock` cannot be taken on a Redis Cluster node, empty when it can: one script touches
@@ -73,6 +87,10 @@ request check_request(lock_shape lock, std::string_view value);
 /// `value` for GET. `why` is set for error replies and unexpected ones.
 node_status read_acquire_reply(const resp::reply& r, std::string_view value, node_failure& why);
 node_status read_script_reply(const resp::reply& r, std::string_view value, node_failure& why);
+/// A semaphore's acquire answers 1 (granted), -1 (full) or {-2, stored limit, asked limit}:
+/// an `error` with `node_errc::permits_mismatch`, whose detail names both.
+node_status read_semaphore_acquire_reply(const resp::reply& r, std::string_view value,
+                                         node_failure& why);
 /// A fenced acquire answers its token (>= 1) or -1 when taken.
 node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
                                       node_failure& why);

@@ -54,6 +54,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
           wake(ex, r.deadline)
     {
         seen.nodes = nodes.size();
+        seen.need = r.quorum;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             outcomes[i].endpoint = nodes[i]->name();
         }
@@ -242,10 +243,11 @@ void broadcast(const std::vector<std::shared_ptr<node_link>>& nodes, command cmd
     }
 }
 
-tally count(const std::vector<node_outcome>& outcomes)
+tally count(const std::vector<node_outcome>& outcomes, std::size_t quorum)
 {
     tally t;
     t.nodes = outcomes.size();
+    t.need = quorum;
     for (const node_outcome& o : outcomes) {
         t.add(o.status);
     }
@@ -320,7 +322,7 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     co_return std::move(st->outcomes);
 }
 
-bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept
+bool quorum_ruled_out(const std::vector<node_outcome>& outcomes, std::size_t quorum) noexcept
 {
     std::size_t misconfigured = 0;
     for (const node_outcome& o : outcomes) {
@@ -328,7 +330,8 @@ bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept
             ++misconfigured;
         }
     }
-    return misconfigured > 0 && outcomes.size() - misconfigured < quorum_of(outcomes.size());
+    const std::size_t need = quorum != 0 ? quorum : quorum_of(outcomes.size());
+    return misconfigured > 0 && outcomes.size() - misconfigured < need;
 }
 
 }  // namespace redlock::detail

@@ -31,6 +31,8 @@ struct round
     /// Each node's request is given up at this instant.
     clock::time_point deadline{};
     stop_rule rule = stop_rule::quorum_reached;
+    /// The nodes that must say ok for a quorum (`tally::need`); 0 for a majority.
+    std::size_t quorum = 0;
     bool shuffle = false;
     /// The reply to an accepted request is a fencing token (a fenced acquire): keep it in
     /// the node's outcome.
@@ -68,11 +70,12 @@ boost::asio::awaitable<std::vector<node_outcome>> run_round(
 /// message itself).
 void broadcast(const std::vector<std::shared_ptr<node_link>>& nodes, command cmd);
 
-/// Counts outcomes.
-tally count(const std::vector<node_outcome>& outcomes);
+/// Counts outcomes towards a quorum of `quorum` nodes (0: a majority).
+tally count(const std::vector<node_outcome>& outcomes, std::size_t quorum = 0);
 
 /// Whether the nodes whose outcome is an error with a code that `is_misconfiguration` are so
-/// many that the others cannot make a quorum: retrying the operation is then pointless.
-bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept;
+/// many that the others cannot make a quorum of `quorum` nodes (0: a majority): retrying the
+/// operation is then pointless.
+bool quorum_ruled_out(const std::vector<node_outcome>& outcomes, std::size_t quorum = 0) noexcept;
 
 }  // namespace redlock::detail

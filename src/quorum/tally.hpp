@@ -15,10 +15,22 @@ constexpr std::size_t quorum_of(std::size_t n) noexcept
     return n / 2 + 1;
 }
 
+/// How many of n nodes must grant one of `permits` permits so that no placement of
+/// permits + 1 holders exists: each holder occupies Q nodes and each node admits at most
+/// `permits` holders, so (permits + 1) * Q > n * permits keeps the extra holder out, and the
+/// least such Q is floor(n * permits / (permits + 1)) + 1 (a majority for one permit; every
+/// node once permits >= n - 1). docs/safety.md proves that any smaller Q admits one more.
+constexpr std::size_t semaphore_quorum(std::size_t n, std::size_t permits) noexcept
+{
+    return n * permits / (permits + 1) + 1;
+}
+
 /// Outcomes seen so far in one round of requests to n nodes.
 struct tally
 {
     std::size_t nodes = 0;
+    /// The nodes that must say ok for a quorum; 0 for a majority (`quorum_of(nodes)`).
+    std::size_t need = 0;
     std::size_t ok = 0;
     std::size_t taken = 0;
     std::size_t missing = 0;
@@ -27,7 +39,7 @@ struct tally
     constexpr std::size_t answered() const noexcept { return ok + taken + missing + failed; }
     /// Nodes that replied, whatever they said.
     constexpr std::size_t replied() const noexcept { return ok + taken + missing; }
-    constexpr std::size_t quorum() const noexcept { return quorum_of(nodes); }
+    constexpr std::size_t quorum() const noexcept { return need != 0 ? need : quorum_of(nodes); }
     constexpr bool reached() const noexcept { return ok >= quorum(); }
     /// Even if every node still pending said ok, there would be no quorum.
     constexpr bool impossible() const noexcept { return ok + (nodes - answered()) < quorum(); }

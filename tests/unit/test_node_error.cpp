@@ -17,7 +17,7 @@ using namespace redlock::detail;
 
 namespace {
 
-constexpr int last_code = static_cast<int>(node_errc::in_background);
+constexpr int last_code = static_cast<int>(node_errc::permits_mismatch);
 
 }  // namespace
 

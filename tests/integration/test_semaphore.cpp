@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: BSL-1.0
+// The semaphore against real redis-servers: at most `permits` holders on one server and over
+// several masters, permits of dead holders coming back, wake-ups, the limit's agreement,
+// extend and valid per permit, the clean-up of a failed attempt, a cluster and a Sentinel node.
+
+#include <redlock/blocking.hpp>
+
+#include "fixture.hpp"
+#include "sentinel_deployment.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using boost::system::error_code;
+
+// The server's clock in milliseconds, as the scripts read it.
+long long server_ms(std::uint16_t port)
+{
+    std::istringstream in(redis_command(port, {"TIME"}));
+    long long seconds = 0;
+    long long micros = 0;
+    in >> seconds >> micros;
+    return seconds * 1000 + micros / 1000;
+}
+
+long long holders_on(std::uint16_t port, const std::string& key)
+{
+    return std::stoll(redis_command(port, {"ZCARD", key}));
+}
+
+// A holder that died holding a permit: its entry, expiring `ttl_ms` from now by the server's
+// clock, and the limit it used, written as the acquire script writes them.
+void dead_holder(std::uint16_t port, const std::string& key, const std::string& value,
+                 long long ttl_ms, int permits)
+{
+    const long long expiry = server_ms(port) + ttl_ms;
+    redis_command(port, {"ZADD", key, std::to_string(expiry), value});
+    redis_command(port, {"SET", "redlock:limit:" + key, std::to_string(permits), "PXAT",
+                         std::to_string(expiry)});
+    redis_command(port, {"PEXPIREAT", key, std::to_string(expiry)});
+}
+
+asio::awaitable<std::tuple<error_code, redlock::guard>> try_take(redlock::semaphore s,
+                                                                 bool once = true)
+{
+    if (once) {
+        co_return co_await s.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await s.async_acquire(asio::as_tuple(asio::use_awaitable));
+}
+
+// `workers` coroutines on `sems` (in turn) each take a permit `rounds` times, hold it a
+// moment and give it back; returns the most holders seen at once.
+int most_at_once(asio::io_context& io, std::vector<redlock::semaphore> sems, int workers,
+                 int rounds)
+{
+    int inside = 0;
+    int most = 0;
+    int done = 0;
+    for (int w = 0; w < workers; ++w) {
+        redlock::semaphore s = sems[static_cast<std::size_t>(w) % sems.size()];
+        asio::co_spawn(
+            io,
+            [&, s]() mutable -> asio::awaitable<void> {
+                asio::steady_timer hold(co_await asio::this_coro::executor);
+                for (int r = 0; r < rounds; ++r) {
+                    redlock::guard g = co_await s.acquire();
+                    most = std::max(most, ++inside);
+                    hold.expires_after(3ms);
+                    co_await hold.async_wait(asio::use_awaitable);
+                    --inside;
+                    co_await g.release();
+                }
+                ++done;
+            },
+            asio::detached);
+    }
+    BOOST_TEST_REQUIRE(run(io, settles([&] { return done == workers; }, 60s), 70s));
+    return most;
+}
+
+asio::awaitable<int> release(redlock::guard& g)
+{
+    co_await g.release();
+    co_return 0;
+}
+
+// Many retries, each after a short random delay: contenders that split the nodes between
+// them must not retry in step.
+options quick()
+{
+    return {.expiry = 5s, .tries = 1000, .retry_delay = [](int) {
+                thread_local std::mt19937 engine{std::random_device{}()};
+                return std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 20)(engine));
+            }};
+}
+
+BOOST_AUTO_TEST_SUITE(semaphore)
+
+BOOST_AUTO_TEST_CASE(one_server_admits_permits_holders_and_a_release_lets_the_next_in)
+{
+    redis_cluster nodes(1);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::semaphore s = c.make_semaphore("gpu", 2, {.expiry = 10s});
+    BOOST_TEST(s.name() == "gpu");
+    BOOST_TEST(s.permits() == 2);
+    BOOST_TEST(s.quorum() == 1u);
+    run(io, [&]() -> asio::awaitable<int> {
+        const auto before = steady::now();
+        redlock::guard a = co_await s.acquire();
+        redlock::guard b = co_await s.try_acquire();
+        BOOST_TEST(a.owns_lock());
+        BOOST_TEST(b.owns_lock());
+        BOOST_TEST(a.value() != b.value());
+        BOOST_TEST(a.name() == "gpu");
+        BOOST_TEST((a.until() > steady::now() && a.until() <= before + 10s));
+        BOOST_TEST(holders_on(nodes[0].port(), "gpu") == 2);
+        BOOST_TEST((redis_get(nodes[0].port(), "redlock:limit:gpu") == "2"));
+        // Each permit's expiry is the server's clock plus the expiry.
+        const long long expiry =
+            std::stoll(redis_command(nodes[0].port(), {"ZSCORE", "gpu", a.value()}));
+        const long long now = server_ms(nodes[0].port());
+        BOOST_TEST((expiry > now + 9000 && expiry <= now + 10000));
+
+        auto [full, none] = co_await try_take(s);
+        BOOST_TEST(full == redlock::error::taken);
+        BOOST_TEST(!none.owns_lock());
+        BOOST_TEST(s.last_report().nodes.at(0).status == node_status::taken);
+
+        co_await a.release();
+        BOOST_TEST(holders_on(nodes[0].port(), "gpu") == 1);
+        auto [ec, c3] = co_await try_take(s);
+        BOOST_TEST(!ec);
+        BOOST_TEST(c3.owns_lock());
+        co_await b.release();
+        // with_lock runs work under a permit and gives it back.
+        const int seen =
+            co_await redlock::with_lock(s, [&](redlock::guard& g) -> asio::awaitable<int> {
+                co_return static_cast<int>(holders_on(nodes[0].port(), "gpu")) +
+                    (g.owns_lock() ? 10 : 0);
+            });
+        BOOST_TEST(seen == 12);
+        co_await c3.release();
+        // The last holder takes the limit with it.
+        BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "gpu", "redlock:limit:gpu"}) == "0");
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(never_more_holders_than_permits_over_three_and_five_masters)
+{
+    for (std::size_t n : {3u, 5u}) {
+        BOOST_TEST_CONTEXT(n << " masters")
+        {
+            redis_cluster nodes(n);
+            asio::io_context io;
+            redlock::client one(io.get_executor(), config::from_urls(nodes.urls()));
+            redlock::client two(io.get_executor(), config::from_urls(nodes.urls()));
+            auto a = one.make_semaphore("pool", 2, quick());
+            auto b = two.make_semaphore("pool", 2, quick());
+            BOOST_TEST(a.quorum() == (n == 3 ? 3u : 4u));
+            const int most = most_at_once(io, {a, b}, 8, 10);
+            BOOST_TEST(most <= 2);
+            BOOST_TEST(most == 2);  // both permits were used at once at some point
+            for (std::size_t i = 0; i < n; ++i) {
+                BOOST_TEST(eventually([&] {
+                    return redis_command(nodes[i].port(), {"EXISTS", "pool"}) == "0";
+                }));
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_majority_would_admit_a_third_holder_the_quorum_does_not)
+{
+    // Two permits on three nodes, held as a majority-quorum semaphore would let them be
+    // held: one holder on nodes 0 and 1, another on 1 and 2. Node 1 is full; nodes 0 and 2
+    // would make a third majority.
+    redis_cluster nodes(3);
+    dead_holder(nodes[0].port(), "api", "first", 10000, 2);
+    dead_holder(nodes[1].port(), "api", "first", 10000, 2);
+    dead_holder(nodes[1].port(), "api", "second", 10000, 2);
+    dead_holder(nodes[2].port(), "api", "second", 10000, 2);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    auto s = c.make_semaphore("api", 2);
+    BOOST_TEST(s.quorum() == 3u);
+    auto [ec, g] = run(io, try_take(s));
+    BOOST_TEST(ec == redlock::error::taken);
+    BOOST_TEST(!g.owns_lock());
+    const report r = s.last_report();
+    BOOST_TEST(r.nodes.at(1).status == node_status::taken);
+    // The clean-up took back what nodes 0 and 2 granted.
+    BOOST_TEST(eventually([&] {
+        return holders_on(nodes[0].port(), "api") == 1 && holders_on(nodes[2].port(), "api") == 1;
+    }));
+}
+
+BOOST_AUTO_TEST_CASE(a_dead_holders_permit_comes_back_after_its_expiry)
+{
+    redis_cluster nodes(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        dead_holder(nodes[i].port(), "jobs", "crashed", 700, 1);
+    }
+    const auto died = steady::now();
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    auto s = c.make_semaphore("jobs", 1, {.expiry = 5s, .tries = 200, .retry_delay = 20ms});
+    auto [taken, none] = run(io, try_take(s));
+    BOOST_TEST(taken == redlock::error::taken);
+    auto [ec, g] = run(io, try_take(s, false));
+    BOOST_TEST_REQUIRE(!ec);
+    // Not before the dead holder's expiry on the servers (less a margin for the time the
+    // entries took to write).
+    BOOST_TEST((steady::now() - died >= 600ms));
+    BOOST_TEST(g.owns_lock());
+    run(io, release(g));
+}
+
+BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_another_client)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client holder(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::client waiter(io.get_executor(), config::from_urls(nodes.urls()));
+    auto held = holder.make_semaphore("render", 2);
+    // Only a wake-up can let the waiter in before its retry delay of 20 s.
+    auto waited = waiter.make_semaphore("render", 2, {.tries = 3, .retry_delay = 20s});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard a = co_await held.acquire();
+        redlock::guard b = co_await held.acquire();
+        bool done = false;
+        steady::time_point got{};
+        redlock::guard g;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                g = co_await waited.acquire();
+                got = steady::now();
+                done = true;
+            },
+            asio::detached);
+        asio::steady_timer t(io, 300ms);
+        co_await t.async_wait(asio::use_awaitable);
+        BOOST_TEST(!done);
+        const auto released = steady::now();
+        co_await a.release();
+        BOOST_TEST(co_await settles([&] { return done; }, 5s));
+        BOOST_TEST((got - released < 2s));
+        BOOST_TEST(g.owns_lock());
+        co_await g.release();
+        co_await b.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(other_permits_are_refused_naming_both_numbers)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client first(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::client second(io.get_executor(), config::from_urls(nodes.urls()));
+    auto two = first.make_semaphore("uploads", 2);
+    auto three = second.make_semaphore("uploads", 3, {.tries = 5});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await two.acquire();
+        for (bool once : {true, false}) {
+            auto [ec, none] = co_await try_take(three, once);
+            BOOST_TEST(ec == redlock::error::invalid_argument);
+            BOOST_TEST(!none.owns_lock());
+            const report r = three.last_report();
+            BOOST_TEST(r.attempts == 1);  // not retried: no attempt can succeed
+            std::size_t named = 0;
+            for (const node_outcome& o : r.nodes) {
+                if (o.code == node_errc::permits_mismatch) {
+                    ++named;
+                    BOOST_TEST(o.detail.find("use 2 permits, this client 3") != std::string::npos,
+                               o.detail);
+                }
+            }
+            BOOST_TEST(named >= 2u);
+        }
+        // Nothing of the refused client stays: every node holds the first client's permit only.
+        BOOST_TEST(co_await settles([&] {
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (holders_on(nodes[i].port(), "uploads") != 1) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+        co_await g.release();
+        // With the holders gone, the limit goes too: another number is fine now.
+        redlock::guard h = co_await three.acquire();
+        BOOST_TEST((redis_get(nodes[0].port(), "redlock:limit:uploads") == "3"));
+        co_await h.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(permits_below_one_and_options_a_permit_cannot_have_are_refused)
+{
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({"redis://127.0.0.1:1"}));
+    for (std::ptrdiff_t permits : {0, -1}) {
+        try {
+            c.make_semaphore("x", permits);
+            BOOST_FAIL("no exception");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST(e.code() == redlock::error::invalid_argument);
+            BOOST_TEST(std::string(e.what()).find("at least 1 permit") != std::string::npos);
+        }
+    }
+    BOOST_CHECK_THROW(c.make_semaphore("x", 2, {.reentrant = true}), boost::system::system_error);
+    BOOST_CHECK_THROW(c.make_semaphore("x", 2, {.fencing = true}), boost::system::system_error);
+    BOOST_CHECK_THROW(c.make_semaphore("", 2), boost::system::system_error);
+    BOOST_CHECK_THROW(c.make_semaphore("x", 2, {.expiry = 0ms}), boost::system::system_error);
+}
+
+BOOST_AUTO_TEST_CASE(extend_and_valid_are_per_permit)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    auto s = c.make_semaphore("batch", 2, {.expiry = 2s});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard a = co_await s.acquire();
+        redlock::guard b = co_await s.acquire();
+        const long long a_before =
+            std::stoll(redis_command(nodes[0].port(), {"ZSCORE", "batch", a.value()}));
+        const long long b_before =
+            std::stoll(redis_command(nodes[0].port(), {"ZSCORE", "batch", b.value()}));
+        asio::steady_timer t(io, 100ms);
+        co_await t.async_wait(asio::use_awaitable);
+        const auto until = a.until();
+        co_await a.extend();
+        BOOST_TEST((a.until() > until));
+        BOOST_TEST(std::stoll(redis_command(nodes[0].port(), {"ZSCORE", "batch", a.value()})) >=
+                   a_before + 100);
+        BOOST_TEST(std::stoll(redis_command(nodes[0].port(), {"ZSCORE", "batch", b.value()})) ==
+                   b_before);
+        BOOST_TEST(co_await a.valid());
+        BOOST_TEST(co_await b.valid());
+        // b's permit vanishes from two nodes: b is no longer held by a quorum, a still is.
+        redis_command(nodes[0].port(), {"ZREM", "batch", b.value()});
+        redis_command(nodes[1].port(), {"ZREM", "batch", b.value()});
+        BOOST_TEST(!(co_await b.valid()));
+        auto [ec] = co_await b.async_extend(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::extend_failed);
+        BOOST_TEST(co_await a.valid());
+        auto [released] = co_await b.async_release(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(released == redlock::error::not_held);
+        co_await a.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(the_watchdog_keeps_a_permit_past_its_expiry)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    auto s = c.make_semaphore("long-job", 1, {.expiry = 300ms, .auto_extend = true});
+    auto other = c.make_semaphore("long-job", 1, {.expiry = 300ms});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await s.acquire();
+        asio::steady_timer t(io, 900ms);
+        co_await t.async_wait(asio::use_awaitable);
+        BOOST_TEST(g.owns_lock());
+        BOOST_TEST(co_await g.valid());
+        auto [ec, none] = co_await try_take(other);
+        BOOST_TEST(ec == redlock::error::taken);
+        co_await g.release();
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_cluster_node_keeps_the_holders_and_the_limit_in_the_names_slot)
+{
+    cluster_deployment d(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    auto s = c.make_semaphore("crawlers", 2);
+    BOOST_TEST(s.quorum() == 1u);
+    const auto master = d.owner_of_slot(cluster_deployment::slot_of("crawlers"));
+    BOOST_TEST_REQUIRE(master.has_value());
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard a = co_await s.acquire();
+        redlock::guard b = co_await s.acquire();
+        auto [ec, none] = co_await try_take(s);
+        BOOST_TEST(ec == redlock::error::taken);
+        BOOST_TEST(holders_on(d[*master].port(), "crawlers") == 2);
+        const std::string limit = redis_command(d[*master].port(), {"KEYS", "redlock:limit:*"});
+        BOOST_TEST(cluster_deployment::slot_of(limit) == cluster_deployment::slot_of("crawlers"),
+                   limit);
+        co_await a.release();
+        co_await b.release();
+        BOOST_TEST(redis_command(d[*master].port(), {"EXISTS", "crawlers"}) == "0");
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_sentinel_node_grants_and_takes_back_permits_on_its_master)
+{
+    sentinel_deployment d;
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls({d.url()}));
+    auto s = c.make_semaphore("reports", 1);
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await s.acquire();
+        BOOST_TEST(holders_on(d.master.port(), "reports") == 1);
+        auto [ec, none] = co_await try_take(s);
+        BOOST_TEST(ec == redlock::error::taken);
+        co_await g.release();
+        BOOST_TEST(holders_on(d.master.port(), "reports") == 0);
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(blocking_threads_never_hold_more_permits_than_there_are)
+{
+    redis_cluster nodes(3);
+    blocking::client c(config::from_urls(nodes.urls()));
+    blocking::semaphore s = c.make_semaphore("blocking:pool", 2, quick());
+    BOOST_TEST(s.permits() == 2);
+    BOOST_TEST(s.quorum() == 3u);
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+    std::atomic<int> done{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 5; ++t) {
+        threads.emplace_back([&] {
+            for (int r = 0; r < 6; ++r) {
+                s.acquire();
+                const int now = ++inside;
+                int seen = most.load();
+                while (now > seen && !most.compare_exchange_weak(seen, now)) {
+                }
+                std::this_thread::sleep_for(3ms);
+                --inside;
+                s.release();
+                ++done;
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    BOOST_TEST(done == 30);
+    BOOST_TEST(most.load() <= 2);
+    BOOST_TEST(s.held() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(blocking_try_calls_say_full_and_release_is_per_thread)
+{
+    redis_cluster nodes(1);
+    blocking::client c(config::from_urls(nodes.urls()));
+    blocking::semaphore s = c.make_semaphore("blocking:slots", 2, {.expiry = 10s});
+    s.acquire();
+    BOOST_TEST(s.try_acquire());
+    BOOST_TEST(s.held() == 2u);
+    BOOST_TEST(!s.try_acquire());
+    BOOST_TEST(s.last_report().nodes.at(0).status == node_status::taken);
+    const auto before = steady::now();
+    BOOST_TEST(!s.try_acquire_for(150ms));
+    BOOST_TEST((steady::now() - before >= 150ms));
+    // Another thread holds none of these permits: it cannot give one back, but it can wait
+    // for one that this thread gives back.
+    std::string refused;
+    std::promise<bool> got;
+    std::thread other([&] {
+        try {
+            s.release();
+        } catch (const boost::system::system_error& e) {
+            refused = e.code() == redlock::error::not_held ? e.what() : "another error";
+        }
+        got.set_value(s.try_acquire_for(5s));
+        s.release();
+    });
+    std::this_thread::sleep_for(100ms);
+    s.release();
+    BOOST_TEST(got.get_future().get());
+    other.join();
+    BOOST_TEST(refused.find("holds no permit") != std::string::npos, refused);
+    BOOST_TEST(s.held() == 1u);
+    s.release();
+    BOOST_TEST(holders_on(nodes[0].port(), "blocking:slots") == 0);
+    BOOST_CHECK_THROW(s.release(), boost::system::system_error);
+    BOOST_CHECK_THROW(c.make_semaphore("blocking:slots", 0), boost::system::system_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_blocking_clients_end_gives_its_permits_back)
+{
+    redis_cluster nodes(3);
+    {
+        blocking::client c(config::from_urls(nodes.urls()));
+        blocking::semaphore s = c.make_semaphore("blocking:kept", 3, {.expiry = 30s});
+        s.acquire();
+        s.acquire();
+        for (std::size_t i = 0; i < 3; ++i) {
+            BOOST_TEST(holders_on(nodes[i].port(), "blocking:kept") == 2);
+        }
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        BOOST_TEST(holders_on(nodes[i].port(), "blocking:kept") == 0);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace redlock::test
