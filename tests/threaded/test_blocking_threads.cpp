@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The blocking facade used from several threads at once: threads sharing one mutex, threads
 // with mutexes of their own on two clients, timeouts, and a client destroyed while threads
-// wait. Run under ThreadSanitizer too: the counter that the shared mutex protects is a plain
-// int, so a missing happens-before between two holders is a reported race.
+// wait; threads taking permits of semaphores. Run under ThreadSanitizer too: the counter that the
+// shared mutex protects is a plain int, so a missing happens-before between two holders is a
+// reported race.
 
 #include <redlock/blocking.hpp>
 
@@ -13,7 +14,9 @@
 #include <atomic>
 #include <future>
 #include <mutex>
+#include <random>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -216,6 +219,125 @@ BOOST_AUTO_TEST_CASE(destroying_the_client_ends_the_waits_of_other_threads_and_r
     }
     BOOST_TEST(!held.owns_lock());
     held.unlock();  // after the client: nothing to do
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(blocking_semaphore_threads)
+
+BOOST_AUTO_TEST_CASE(threads_on_two_clients_never_hold_more_permits_than_there_are)
+{
+    redlock::test::redis_cluster nodes(3);
+    redlock::blocking::client first(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::client second(redlock::config::from_urls(nodes.urls()));
+    // Short random delays: contenders that split the nodes between them retry apart.
+    const redlock::options opts{
+        .expiry = 10s, .tries = 100000, .retry_delay = [](int) {
+            thread_local std::minstd_rand engine{std::random_device{}()};
+            return std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 20)(engine));
+        }};
+    constexpr int per_client = 3;
+    constexpr int rounds = 6;
+    occupancy occ;
+    failures failed;
+    std::atomic<int> done{0};
+    std::vector<std::thread> threads;
+    std::vector<redlock::blocking::semaphore> semaphores{
+        first.make_semaphore("threads:pool", 2, opts),
+        second.make_semaphore("threads:pool", 2, opts)};
+    for (int i = 0; i < 2 * per_client; ++i) {
+        // The threads of a client share its semaphore object.
+        threads.emplace_back([&, &s = semaphores[static_cast<std::size_t>(i % 2)]] {
+            try {
+                for (int round = 0; round < rounds; ++round) {
+                    s.acquire();
+                    occ.enter();
+                    std::this_thread::sleep_for(2ms);
+                    occ.leave();
+                    s.release();
+                    ++done;
+                }
+            } catch (const std::exception& e) {
+                failed.note(e);
+            }
+        });
+    }
+    join_all(threads);
+    BOOST_TEST(failed.count.load() == 0, failed.first);
+    BOOST_TEST(done.load() == 2 * per_client * rounds);
+    BOOST_TEST(occ.most.load() <= 2);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redlock::test::eventually([&] {
+            return redlock::test::redis_command(nodes[i].port(), {"EXISTS", "threads:pool"}) == "0";
+        }));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_thread_gives_back_only_its_own_permits_and_wakes_a_waiting_thread)
+{
+    redlock::test::redis_cluster nodes(1);
+    redlock::blocking::client c(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::semaphore s = c.make_semaphore("threads:slots", 1, {.expiry = 10s});
+    s.acquire();
+    // Another thread holds no permit: it cannot give this thread's back, and waits for it.
+    auto other = std::async(std::launch::async, [&] {
+        boost::system::error_code refused;
+        try {
+            s.release();
+        } catch (const boost::system::system_error& e) {
+            refused = e.code();
+        }
+        const bool got = s.try_acquire_for(5s);
+        const std::size_t held = s.held();
+        if (got) {
+            s.release();
+        }
+        return std::make_tuple(refused, got, held);
+    });
+    std::this_thread::sleep_for(200ms);  // the other thread waits meanwhile, or not yet
+    BOOST_TEST(s.held() == 1u);
+    s.release();
+    const auto [refused, got, held] = other.get();
+    BOOST_TEST((refused == redlock::error::not_held));
+    BOOST_TEST(got);
+    BOOST_TEST(held == 1u);
+    BOOST_TEST(s.held() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_client_ends_waits_for_permits_and_gives_them_back)
+{
+    redlock::test::redis_cluster nodes(3);
+    auto c = std::make_unique<redlock::blocking::client>(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::semaphore held = c->make_semaphore("threads:full", 1, {.expiry = 30s});
+    redlock::blocking::semaphore waiting =
+        c->make_semaphore("threads:full", 1, {.expiry = 30s, .tries = 1000, .retry_delay = 60s});
+    held.acquire();
+    auto outcome = std::async(std::launch::async, [waiting]() mutable {
+        try {
+            waiting.acquire();
+            return boost::system::error_code{};
+        } catch (const boost::system::system_error& e) {
+            return e.code();
+        }
+    });
+    // The waiter is in its retry pause once it listens for the release.
+    const std::string channel = "redlock:released:threads:full";
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST_REQUIRE(redlock::test::eventually([&] {
+            return redlock::test::redis_command(nodes[i].port(), {"PUBSUB", "NUMSUB", channel}) ==
+                   channel + " 1";
+        }));
+    }
+    c.reset();
+    BOOST_TEST_REQUIRE((outcome.wait_for(5s) == std::future_status::ready));
+    BOOST_TEST((outcome.get() == redlock::error::shut_down));
+    // The permit this thread held is gone from every node: the destructor waited for it.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redlock::test::redis_command(nodes[i].port(), {"EXISTS", "threads:full"}) ==
+                   "0");
+    }
+    BOOST_TEST(held.held() == 0u);
+    BOOST_CHECK_THROW(held.release(), boost::system::system_error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
