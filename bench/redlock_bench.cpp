@@ -52,7 +52,7 @@ struct arguments
     int workers = 8;
     int hold_ms = 1;
     std::vector<std::string> retries = {"default", "fast"};
-    std::vector<std::string> clients = {"shared", "separate"};
+    std::vector<std::string> clients = {"shared", "separate", "processes"};
     std::vector<int> depths = {1, 16};
     std::vector<int> raw_connections = {1, 8};
     std::vector<std::string> nodes;
@@ -69,7 +69,7 @@ struct arguments
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
         "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
-        "                       held,cluster\n"
+        "                       degraded-contended,held,cluster\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
@@ -83,8 +83,11 @@ struct arguments
         "  --workers N          workers competing for one key (default 8)\n"
         "  --hold-ms MS         how long each holds it (default 1)\n"
         "  --retry LIST         default (random 50-250 ms), fast (random 1-5 ms); default both\n"
-        "  --clients LIST       shared (one client), separate (a client per worker, as separate\n"
-        "                       processes would have); default both. --processes = separate\n"
+        "  --clients LIST       shared (one client), separate (a client per worker in this\n"
+        "                       process), processes (a process per worker, forked); default\n"
+        "                       all three. --processes = --clients processes\n"
+        " degraded-contended (contended, a process per worker, all up then one node stopped):\n"
+        "  --workers, --hold-ms as for contended; --stopped-node as for degraded\n"
         " held:\n"
         "  --held K             guards held at once (default 10000, at most 1000000)\n"
         "  --expiry-ms MS       their expiry (default 30000); extended every expiry/3\n"
@@ -167,7 +170,7 @@ arguments parse(int argc, char** argv)
             continue;
         }
         if (flag == "--processes") {
-            a.clients = {"separate"};
+            a.clients = {"processes"};
             continue;
         }
         if (i + 1 >= argc) {
@@ -187,7 +190,7 @@ arguments parse(int argc, char** argv)
         if (flag == "--scenario") {
             for (const auto& s : one_of(flag, value,
                                         {"all", "server", "uncontended", "degraded", "contended",
-                                         "held", "cluster"})) {
+                                         "degraded-contended", "held", "cluster"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--duration") {
@@ -211,7 +214,7 @@ arguments parse(int argc, char** argv)
         } else if (flag == "--retry") {
             a.retries = one_of(flag, value, {"default", "fast"});
         } else if (flag == "--clients") {
-            a.clients = one_of(flag, value, {"shared", "separate"});
+            a.clients = one_of(flag, value, {"shared", "separate", "processes"});
         } else if (flag == "--depths") {
             a.depths = ints(1, 4096);
             for (int d : a.depths) {
@@ -244,7 +247,8 @@ arguments parse(int argc, char** argv)
         }
     }
     if (a.scenarios.empty() || a.scenarios.count("all")) {
-        a.scenarios = {"server", "uncontended", "degraded", "contended", "held", "cluster"};
+        a.scenarios = {"server", "uncontended", "degraded", "contended", "degraded-contended",
+                       "held",   "cluster"};
     }
     if (a.stopped_node >= a.servers) {
         usage("--stopped-node must name one of the --servers started");
@@ -358,10 +362,18 @@ int main(int argc, char** argv)
                 for (const auto& c : a.clients) {
                     const auto kind =
                         r == "fast" ? bench::retry_kind::fast : bench::retry_kind::library_default;
+                    const auto who = c == "separate"    ? bench::contenders::separate_clients
+                                     : c == "processes" ? bench::contenders::processes
+                                                        : bench::contenders::shared_client;
                     bench::run_contended(rs, a.workers, std::chrono::milliseconds(a.hold_ms), kind,
-                                         c == "separate", bound);
+                                         who, bound);
                 }
             }
+        }
+        if (a.scenarios.count("degraded-contended")) {
+            const int stopped = a.stopped_node >= 0 ? a.stopped_node : a.servers - 1;
+            bench::run_degraded_contended(rs, a.workers, std::chrono::milliseconds(a.hold_ms),
+                                          static_cast<std::size_t>(stopped), bound);
         }
         if (a.scenarios.count("held")) {
             bench::run_held(rs, a.held, std::chrono::milliseconds(a.expiry_ms), a.watchdog);

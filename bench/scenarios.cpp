@@ -14,15 +14,23 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <random>
+#include <span>
 #include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -456,87 +464,126 @@ void run_degraded(const run_settings& rs, int concurrency, std::size_t stopped_n
 // ---------------------------------------------------------------------------------------
 // (b) contended
 
-std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hold, retry_kind retry,
-                           bool separate_clients, const server_bound& bound)
+namespace {
+
+// One acquisition, in the order the lock changed hands.
+struct contended_record
+{
+    int worker;
+    clock::time_point acquired;
+    clock::time_point release_start;
+    clock::time_point release_done;
+};
+
+// What the workers of a contended run share: in memory mapped shared, so that workers in
+// processes of their own (forked) count into it as coroutines of this process do. Its size
+// is fixed; acquisitions beyond `capacity` are counted but not recorded.
+struct contended_shared
+{
+    static constexpr std::size_t capacity = 1'000'000;
+    std::atomic<bool> stop{false};
+    std::atomic<int> holders{0};  // in the critical section right now: never more than 1
+    std::atomic<std::int64_t> violations{0};
+    std::atomic<std::int64_t> overran_validity{0};
+    std::atomic<std::int64_t> acquire_errors{0};
+    std::atomic<std::int64_t> release_errors{0};
+    std::atomic<std::size_t> recorded{0};
+    std::atomic<bool> error_noted{false};
+    char first_error[1024];
+    contended_record records[capacity];
+
+    void note_error(const std::string& what)
+    {
+        if (!error_noted.exchange(true)) {
+            std::snprintf(first_error, sizeof first_error, "%s", what.c_str());
+        }
+    }
+};
+
+// An anonymous shared mapping for `contended_shared`, unmapped when it goes.
+class shared_region
+{
+  public:
+    shared_region()
+    {
+        void* p = ::mmap(nullptr, sizeof(contended_shared), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            throw std::system_error(errno, std::generic_category(), "mmap");
+        }
+        state_ = new (p) contended_shared();
+    }
+    ~shared_region() { ::munmap(state_, sizeof(contended_shared)); }
+    shared_region(const shared_region&) = delete;
+    shared_region& operator=(const shared_region&) = delete;
+    contended_shared& operator*() const { return *state_; }
+
+  private:
+    contended_shared* state_;
+};
+
+// A worker: acquire, hold for `hold`, release, until the run stops.
+asio::awaitable<void> contended_worker(contended_shared& sh, int w, redlock::mutex m,
+                                       milliseconds hold)
+{
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (!sh.stop) {
+        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
+        const auto acquired = clock::now();
+        if (ec) {
+            ++sh.acquire_errors;
+            sh.note_error(ec.message() + "\n" + g.last_report().to_string());
+            continue;
+        }
+        if (++sh.holders != 1) {
+            ++sh.violations;
+        }
+        const std::size_t index = sh.recorded++;
+        contended_record* rec = index < contended_shared::capacity ? &sh.records[index] : nullptr;
+        if (rec) {
+            *rec = {w, acquired, {}, {}};
+        }
+        timer.expires_after(hold);
+        co_await timer.async_wait(asio::deferred);
+        const auto leaving = clock::now();
+        if (leaving >= g.until()) {
+            ++sh.overran_validity;
+        }
+        --sh.holders;
+        auto [rec_ec] = co_await g.async_release(asio::as_tuple(asio::deferred));
+        if (rec) {
+            rec->release_start = leaving;
+            rec->release_done = clock::now();
+        }
+        if (rec_ec) {
+            ++sh.release_errors;
+            sh.note_error(rec_ec.message() + "\n" + g.last_report().to_string());
+        }
+    }
+}
+
+// Runs the workers as coroutines of this process: on one client, or on a client each.
+void contend_in_process(const run_settings& rs, contended_shared& sh, int workers,
+                        milliseconds hold, const redlock::options& opts, const std::string& key,
+                        bool separate_clients, cpu_meter& cpu, clock::time_point& t0,
+                        clock::time_point& t1)
 {
     asio::io_context io;
     std::vector<redlock::client> clients;
     for (int i = 0; i < (separate_clients ? workers : 1); ++i) {
         clients.emplace_back(io.get_executor(), redlock::config::from_urls(rs.urls));
     }
-    redlock::options opts;
-    opts.tries = 1'000'000;  // a worker waits as long as it takes; the run's end stops it
-    std::string retry_name = "random 50-250 ms (library default)";
-    if (retry == retry_kind::fast) {
-        opts.retry_delay = [](int) {
-            thread_local std::mt19937 engine{std::random_device{}()};
-            return milliseconds(std::uniform_int_distribution<int>(1, 5)(engine));
-        };
-        retry_name = "random 1-5 ms";
-    }
-    const std::string retry_tag = retry == retry_kind::fast ? "fast" : "default";
-    const std::string key = rs.key_prefix + ":c:" + retry_tag + (separate_clients ? ":s" : ":1");
-
-    // One record per acquisition, in the order the lock changed hands.
-    struct record
-    {
-        int worker;
-        clock::time_point acquired;
-        clock::time_point release_start;
-        clock::time_point release_done;
-    };
-    struct shared_state
-    {
-        bool stop = false;
-        int holders = 0;  // in the critical section right now: never more than 1
-        std::int64_t violations = 0;
-        std::int64_t overran_validity = 0;
-        std::int64_t acquire_errors = 0;
-        std::int64_t release_errors = 0;
-        std::string first_error;
-        std::vector<record> records;
-    } sh;
     join_counter running(io);
-    cpu_meter cpu(rs.server_pids);
-    clock::time_point t0, t1;
-
-    auto worker = [&](int w, redlock::mutex m) -> asio::awaitable<void> {
-        asio::steady_timer timer(co_await asio::this_coro::executor);
-        while (!sh.stop) {
-            auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
-            const auto acquired = clock::now();
-            if (ec) {
-                if (sh.acquire_errors++ == 0) {
-                    sh.first_error = ec.message() + "\n" + g.last_report().to_string();
-                }
-                continue;
-            }
-            if (++sh.holders != 1) {
-                ++sh.violations;
-            }
-            const std::size_t index = sh.records.size();
-            sh.records.push_back({w, acquired, {}, {}});
-            timer.expires_after(hold);
-            co_await timer.async_wait(asio::deferred);
-            const auto leaving = clock::now();
-            if (leaving >= g.until()) {
-                ++sh.overran_validity;
-            }
-            --sh.holders;
-            sh.records[index].release_start = leaving;
-            auto [rec] = co_await g.async_release(asio::as_tuple(asio::deferred));
-            sh.records[index].release_done = clock::now();
-            if (rec && sh.release_errors++ == 0) {
-                sh.first_error = rec.message() + "\n" + g.last_report().to_string();
-            }
-        }
-        running.done();
-    };
-
     running.add(static_cast<std::size_t>(workers));
     for (int w = 0; w < workers; ++w) {
         auto& c = clients[separate_clients ? static_cast<std::size_t>(w) : 0];
-        asio::co_spawn(io, worker(w, c.make_mutex(key, opts)), rethrow);
+        asio::co_spawn(
+            io,
+            [&sh, &running, w, m = c.make_mutex(key, opts), hold]() -> asio::awaitable<void> {
+                co_await contended_worker(sh, w, m, hold);
+                running.done();
+            },
+            rethrow);
     }
     asio::co_spawn(
         io,
@@ -555,6 +602,118 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
         },
         rethrow);
     io.run();
+}
+
+// Runs each worker in a process of its own (forked, with its own io_context and client), as
+// separate services contending for one key would.
+void contend_in_processes(const run_settings& rs, contended_shared& sh, int workers,
+                          milliseconds hold, const redlock::options& opts, const std::string& key,
+                          cpu_meter& cpu, clock::time_point& t0, clock::time_point& t1)
+{
+    std::fflush(nullptr);
+    std::vector<pid_t> children;
+    for (int w = 0; w < workers; ++w) {
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            sh.stop = true;
+            break;
+        }
+        if (pid == 0) {
+            int status = 0;
+            try {
+                asio::io_context io;
+                redlock::client c(io.get_executor(), redlock::config::from_urls(rs.urls));
+                asio::co_spawn(
+                    io,
+                    [&]() -> asio::awaitable<void> {
+                        co_await contended_worker(sh, w, c.make_mutex(key, opts), hold);
+                        co_await shutdown(c);
+                    },
+                    rethrow);
+                io.run();
+            } catch (const std::exception& e) {
+                sh.note_error(std::string("worker process: ") + e.what());
+                status = 1;
+            }
+            std::fflush(nullptr);
+            ::_exit(status);
+        }
+        children.push_back(pid);
+    }
+    std::this_thread::sleep_for(rs.warmup);
+    t0 = clock::now();
+    cpu.start();
+    std::this_thread::sleep_for(rs.duration);
+    t1 = clock::now();
+    cpu.stop();
+    sh.stop = true;
+    for (pid_t pid : children) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            sh.note_error("a worker process failed");
+            ++sh.acquire_errors;
+        }
+    }
+    if (static_cast<int>(children.size()) != workers) {
+        throw std::system_error(errno, std::generic_category(), "fork");
+    }
+}
+
+}  // namespace
+
+std::string_view to_string(contenders c)
+{
+    switch (c) {
+        case contenders::shared_client:
+            return "shared";
+        case contenders::separate_clients:
+            return "separate";
+        case contenders::processes:
+            return "processes";
+    }
+    return "?";
+}
+
+contended_outcome run_contended(const run_settings& rs, int workers, milliseconds hold,
+                                retry_kind retry, contenders who, const server_bound& bound,
+                                std::optional<std::size_t> stopped_node)
+{
+    // Stopped for the whole run, warm-up included, and continued when this function ends.
+    std::optional<stopped_process> silenced;
+    if (stopped_node) {
+        silenced.emplace(rs.server_pids.at(*stopped_node));
+    }
+    redlock::options opts;
+    opts.tries = 1'000'000;  // a worker waits as long as it takes; the run's end stops it
+    std::string retry_name = "random 50-250 ms (library default)";
+    if (retry == retry_kind::fast) {
+        opts.retry_delay = [](int) {
+            thread_local std::mt19937 engine{std::random_device{}()};
+            return milliseconds(std::uniform_int_distribution<int>(1, 5)(engine));
+        };
+        retry_name = "random 1-5 ms";
+    }
+    const std::string retry_tag = retry == retry_kind::fast ? "fast" : "default";
+    const std::string key = rs.key_prefix + ":c:" + retry_tag + ":" + std::string(to_string(who)) +
+                            (stopped_node ? ":d" : "");
+    const char* who_text = who == contenders::shared_client      ? "one shared client"
+                           : who == contenders::separate_clients ? "a client per worker"
+                                                                 : "a process per worker";
+
+    shared_region region;
+    contended_shared& sh = *region;
+    cpu_meter cpu(rs.server_pids);
+    clock::time_point t0, t1;
+    if (who == contenders::processes) {
+        contend_in_processes(rs, sh, workers, hold, opts, key, cpu, t0, t1);
+    } else {
+        contend_in_process(rs, sh, workers, hold, opts, key, who == contenders::separate_clients,
+                           cpu, t0, t1);
+    }
+    const std::span<const contended_record> records(
+        sh.records, std::min(sh.recorded.load(), contended_shared::capacity));
+    const std::string first_error = sh.error_noted ? std::string(sh.first_error) : std::string();
 
     // Figures over the acquisitions made inside the window.
     const double secs = seconds(t1 - t0);
@@ -566,8 +725,8 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
     samples handoff_gap_done;  // the same, for acquisitions by another worker only
     samples handoff_gap_start;
     samples held_for;
-    for (std::size_t i = 0; i < sh.records.size(); ++i) {
-        const record& r = sh.records[i];
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const contended_record& r = records[i];
         if (r.acquired < t0 || r.acquired >= t1) {
             continue;
         }
@@ -575,7 +734,7 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
         ++per_worker[static_cast<std::size_t>(r.worker)];
         held_for.add(r.release_start - r.acquired);
         if (i > 0) {
-            const record& prev = sh.records[i - 1];
+            const contended_record& prev = records[i - 1];
             gap_done.add(r.acquired - prev.release_done);
             gap_start.add(r.acquired - prev.release_start);
             if (prev.worker != r.worker) {
@@ -598,8 +757,8 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
     std::int64_t run_length = 0, longest_run = 0;
     clock::time_point run_began{};
     clock::duration longest_run_time{};
-    const record* last = nullptr;
-    for (const record& r : sh.records) {
+    const contended_record* last = nullptr;
+    for (const contended_record& r : records) {
         if (r.acquired < t0 || r.acquired >= t1) {
             continue;
         }
@@ -615,17 +774,17 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
     const double longest_run_ms =
         std::chrono::duration<double, std::milli>(longest_run_time).count();
     say(
-        strf("contended %d workers, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
+        strf("contended %d workers%s, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
              "hold's ceiling %s/s), %.1f handoffs/s; gap after release done mean %.0f us p50 %.0f "
              "us (after release start: mean %.0f p50 %.0f us = %s node round trips), at handoffs "
              "p50 %.0f us (after release start %.0f us = %s quorum rounds, %s after idle); per "
              "worker min %lld max %lld (min / mean %s), longest run by one worker %lld "
              "acquisitions in %.1f ms; acquire errors %lld; mutual-exclusion violations %lld",
-             workers, static_cast<long long>(hold.count()), retry_name.c_str(),
-             separate_clients ? "a client per worker" : "one shared client", grouped(rate).c_str(),
-             ratio_text(ratio(rate, ceiling)).c_str(), grouped(ceiling).c_str(), handoff_rate,
-             gap_done.mean_us(), gap_done.percentile_us(50), gap_start.mean_us(),
-             gap_start.percentile_us(50),
+             workers, stopped_node ? strf(", node %zu stopped", *stopped_node).c_str() : "",
+             static_cast<long long>(hold.count()), retry_name.c_str(), who_text,
+             grouped(rate).c_str(), ratio_text(ratio(rate, ceiling)).c_str(),
+             grouped(ceiling).c_str(), handoff_rate, gap_done.mean_us(), gap_done.percentile_us(50),
+             gap_start.mean_us(), gap_start.percentile_us(50),
              ratio_text(ratio(gap_start.percentile_us(50), bound.node_set_p50_us)).c_str(),
              handoff_gap_done.percentile_us(50), handoff_gap_start.percentile_us(50),
              ratio_text(ratio(handoff_gap_start.percentile_us(50), bound.round_set_quorum_p50_us))
@@ -635,25 +794,27 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
                  .c_str(),
              static_cast<long long>(*min_it), static_cast<long long>(*max_it),
              strf("%.2f", fairness).c_str(), static_cast<long long>(longest_run), longest_run_ms,
-             static_cast<long long>(sh.acquire_errors), static_cast<long long>(sh.violations)));
-    if (!sh.first_error.empty()) {
-        say("first error: " + sh.first_error);
+             static_cast<long long>(sh.acquire_errors.load()),
+             static_cast<long long>(sh.violations.load())));
+    if (!first_error.empty()) {
+        say("first error: " + first_error);
     }
     if (sh.violations != 0) {
         note_failure("MUTUAL EXCLUSION VIOLATED: two workers were in the critical section at once");
     }
     if (sh.acquire_errors + sh.release_errors > 0) {
         note_failure(strf("contended: %lld acquire and %lld release errors",
-                          static_cast<long long>(sh.acquire_errors),
-                          static_cast<long long>(sh.release_errors)));
+                          static_cast<long long>(sh.acquire_errors.load()),
+                          static_cast<long long>(sh.release_errors.load())));
     }
     result(json()
                .add("scenario", "contended")
                .add("workers", workers)
+               .add("stopped_nodes", stopped_node ? 1 : 0)
                .add("hold_ms", hold.count())
                .add("retry", retry_tag)
                .add("retry_delay", retry_name)
-               .add("clients", separate_clients ? "separate" : "shared")
+               .add("clients", to_string(who))
                .add("nodes", rs.urls.size())
                .add("duration_s", secs)
                .add("acquisitions", acquisitions)
@@ -682,13 +843,41 @@ std::int64_t run_contended(const run_settings& rs, int workers, milliseconds hol
                .add("per_worker_min_vs_mean", fairness)
                .add("longest_same_worker_run", longest_run)
                .add("longest_same_worker_run_ms", longest_run_ms)
-               .add("acquire_errors", sh.acquire_errors)
-               .add("release_errors", sh.release_errors)
-               .add("overran_validity", sh.overran_validity)
-               .add("violations", sh.violations)
+               .add("acquire_errors", sh.acquire_errors.load())
+               .add("release_errors", sh.release_errors.load())
+               .add("overran_validity", sh.overran_validity.load())
+               .add("violations", sh.violations.load())
                .add("client_cores", cpu.client_cores())
                .add("servers_cores", cpu.servers_cores()));
-    return sh.violations;
+    return contended_outcome{sh.violations.load(), rate};
+}
+
+void run_degraded_contended(const run_settings& rs, int workers, milliseconds hold,
+                            std::size_t stopped_node, const server_bound& bound)
+{
+    if (stopped_node >= rs.server_pids.size()) {
+        say("degraded-contended: skipped, it needs the servers this program starts (not --nodes)");
+        return;
+    }
+    const auto up =
+        run_contended(rs, workers, hold, retry_kind::library_default, contenders::processes, bound);
+    const auto down = run_contended(rs, workers, hold, retry_kind::library_default,
+                                    contenders::processes, bound, stopped_node);
+    const double kept = ratio(down.acquisitions_per_s, up.acquisitions_per_s);
+    say(
+        strf("degraded-contended %d workers (a process each), node %zu of %zu stopped: %s "
+             "acquisitions/s against %s with all up (%s)",
+             workers, stopped_node, rs.urls.size(), grouped(down.acquisitions_per_s).c_str(),
+             grouped(up.acquisitions_per_s).c_str(), ratio_text(kept).c_str()));
+    result(json()
+               .add("scenario", "degraded_contended")
+               .add("workers", workers)
+               .add("hold_ms", hold.count())
+               .add("nodes", rs.urls.size())
+               .add("stopped_nodes", 1)
+               .add("up_acquisitions_per_s", up.acquisitions_per_s)
+               .add("acquisitions_per_s", down.acquisitions_per_s)
+               .add("throughput_vs_up", kept));
 }
 
 // ---------------------------------------------------------------------------------------

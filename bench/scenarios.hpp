@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bench {
@@ -63,11 +65,35 @@ enum class retry_kind {
     fast,
 };
 
-/// (b) `workers` coroutines competing for one key, each holding it for `hold`; with
-/// `separate_clients` each has a redlock::client (connections) of its own, as separate
-/// processes would. Returns the mutual-exclusion violations seen (must be 0).
-std::int64_t run_contended(const run_settings& rs, int workers, std::chrono::milliseconds hold,
-                           retry_kind retry, bool separate_clients, const server_bound& bound);
+/// Who competes in (b).
+enum class contenders {
+    /// Coroutines of one client.
+    shared_client,
+    /// Coroutines of this process, a client each.
+    separate_clients,
+    /// A process each (forked), as separate services are.
+    processes,
+};
+std::string_view to_string(contenders c);
+
+struct contended_outcome
+{
+    /// Mutual-exclusion violations seen (must be 0).
+    std::int64_t violations = 0;
+    double acquisitions_per_s = 0;
+};
+
+/// (b) `workers` workers competing for one key, each holding it for `hold`, as `who` says;
+/// with `stopped_node`, that server is stopped (SIGSTOP) for the run.
+contended_outcome run_contended(const run_settings& rs, int workers, std::chrono::milliseconds hold,
+                                retry_kind retry, contenders who, const server_bound& bound,
+                                std::optional<std::size_t> stopped_node = {});
+
+/// (g) (b) with a process per worker and the library's retry delay, twice: with every node up,
+/// then with `stopped_node` stopped. A stopped node of five leaves a quorum; how much of its
+/// all-up rate contention keeps is the figure.
+void run_degraded_contended(const run_settings& rs, int workers, std::chrono::milliseconds hold,
+                            std::size_t stopped_node, const server_bound& bound);
 
 /// (c) `k` guards on distinct keys held at once with `expiry`, extended every expiry / 3 by
 /// this program (or by the library's watchdog with `watchdog`, where the library has one).

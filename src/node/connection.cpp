@@ -118,8 +118,32 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
         }
         start_connect();
     }
-    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
+    if (probing_) {
+        // The server stopped answering: until a new socket has had an answer, nothing is
+        // sent to it (see connect_loop).
+        ++stats_.errors;
+        owner->deliver(index, exec_result{exec_result::outcome::failed,
+                                          {},
+                                          last_error_ + "; waiting for the server to answer"});
+        return;
+    }
+    if (!unresponsive_) {
+        write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
+        write_batch();
+        return;
+    }
+    // Written all the same, so that it keeps its place behind the requests before it (a
+    // clean-up behind its attempt), but its owner is not kept waiting for a server that has
+    // answered nothing for a whole per-node deadline: its reply is read and dropped.
+    std::shared_ptr<request_owner> told = owner;
+    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false, {}, true});
+    ++given_up_;
     write_batch();
+    ++stats_.errors;
+    told->deliver(index, exec_result{exec_result::outcome::failed,
+                                     {},
+                                     "not waited for: " + name_ +
+                                         " has answered nothing for a per-node deadline"});
 }
 
 void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
@@ -130,6 +154,14 @@ void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
         return;
     }
     ++stats_.timeouts;
+    // The request went unanswered, and so did every request before it (replies come in
+    // order): until the server answers something, nobody waits for it (see submit).
+    if (!unresponsive_) {
+        unresponsive_ = true;
+        log(log_level::warning, name_ +
+                                    " answered nothing for a per-node deadline: requests go "
+                                    "out but are not waited for until it answers");
+    }
     // A server that answers nothing in flight is stuck or gone: give up the socket rather
     // than queue behind it forever. Not at once, though: the clean-up of a request that just
     // timed out is queued in the same turn of the strand, and it must go out on this socket,
@@ -143,6 +175,7 @@ void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
             self->stuck_check_posted_ = false;
             if (g == self->generation_ && self->looks_stuck()) {
                 self->fail_connection("no reply before the per-node deadline");
+                self->probing_ = true;
             }
         });
     }
@@ -208,9 +241,19 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
     if (generation != generation_ || state_ != state::connecting) {
         co_return;  // closed or superseded while connecting
     }
+    if (failure.empty() && probing_) {
+        failure = co_await answers_ping(fresh);
+        if (generation != generation_ || state_ != state::connecting) {
+            co_return;
+        }
+    }
     if (!failure.empty()) {
         fail_connection(failure);
         co_return;
+    }
+    if (probing_) {
+        probing_ = false;
+        backoff_ = settings_.backoff_min;
     }
     if (!endpoint_.sentinels.empty()) {
         if (reached != reached_) {
@@ -241,8 +284,18 @@ asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
         log(log_level::debug, "connected to " + name_);
     }
     connected_before_ = true;
-    backoff_ = settings_.backoff_min;
     write_batch();
+}
+
+// A stopped server (SIGSTOP, a frozen VM) still accepts connections: its kernel completes
+// them. Only an answer shows that it runs again.
+asio::awaitable<std::string> connection::answers_ping(stream& fresh)
+{
+    std::string ping;
+    resp::append_command(ping, {"PING"});
+    std::vector<resp::reply> replies;
+    co_return co_await within_deadline(exchange(fresh, ping, 1, replies, name_),
+                                       settings_.connect_timeout, "PING " + name_);
 }
 
 void connection::resume_writes()
@@ -363,6 +416,7 @@ void connection::on_read(std::uint64_t generation, const boost::system::error_co
 
 void connection::deliver(resp::reply reply)
 {
+    unresponsive_ = false;
     if (entry& front = in_flight_.front(); front.cmd->replies > 1) {
         front.gathered.push_back(std::move(reply));
         if (front.gathered.size() < front.cmd->replies) {
@@ -397,7 +451,11 @@ void connection::deliver(resp::reply reply)
         write_batch();
         return;
     }
-    silent_so_far_ = false;
+    if (silent_so_far_) {
+        // The server answers on this socket: the back-off starts again from its least.
+        silent_so_far_ = false;
+        backoff_ = settings_.backoff_min;
+    }
     if (first.is_error() && !endpoint_.sentinels.empty() && first.text.starts_with("READONLY")) {
         // The server the Sentinels named has become a replica since: not a misconfiguration
         // but a failover, which asking the Sentinels again follows.
@@ -472,6 +530,7 @@ void connection::fail_connection(const std::string& why)
     reading_ = false;
     given_up_ = 0;
     given_up_prefix_ = 0;
+    unresponsive_ = false;
     decoder_.reset();
     if (state_ != state::closed) {
         state_ = state::disconnected;

@@ -90,7 +90,9 @@ class connection final : public node_link, public std::enable_shared_from_this<c
         bool fallback = false;
         /// The replies so far of a command with several (`command::replies`).
         std::vector<resp::reply> gathered{};
-        bool given_up() const noexcept { return owner->given_up(index); }
+        /// Its owner was told at once that the server is not answering (see `unresponsive_`).
+        bool told = false;
+        bool given_up() const noexcept { return told || owner->given_up(index); }
     };
     /// A socket's I/O buffers: a fresh pair per connection, held by the handlers of its
     /// reads and writes.
@@ -110,6 +112,7 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     // with `why`, and the next request asks the Sentinels again at once.
     void leave_old_master(const std::string& why);
     bool looks_stuck();
+    boost::asio::awaitable<std::string> answers_ping(stream& fresh);
     void warn_if_misconfigured(std::string_view reply_text);
 
     boost::asio::any_io_executor strand_;
@@ -138,6 +141,13 @@ class connection final : public node_link, public std::enable_shared_from_this<c
     bool connected_before_ = false;
     // No reply has come on the current socket yet (see broken_off).
     bool silent_so_far_ = true;
+    // The last socket was given up because the server answered nothing in flight: until a
+    // new socket has answered a PING, requests fail at once instead of waiting for a server
+    // that may still be stopped (its kernel accepts connections all the same).
+    bool probing_ = false;
+    // A request timed out unanswered, and nothing has been answered since: new requests are
+    // written (in order) but their owners are told at once that the server is not answering.
+    bool unresponsive_ = false;
     // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
     bool warned_misconfigured_ = false;
     // The server the last connect reached ("host:port"): a Sentinel node's master of the time.
