@@ -18,6 +18,7 @@ connection_fsm::admission connection_fsm::admit(clock::time_point now) noexcept
 {
     switch (state_) {
         case state::connecting:
+            return probing_ ? admission::refuse : admission::queue;
         case state::connected:
             return admission::queue;
         case state::closed:
@@ -29,13 +30,15 @@ connection_fsm::admission connection_fsm::admit(clock::time_point now) noexcept
         return admission::refuse;
     }
     state_ = state::connecting;
-    return admission::connect;
+    return probing_ ? admission::probe : admission::connect;
 }
 
 bool connection_fsm::connected() noexcept
 {
     state_ = state::connected;
-    backoff_ = backoff_min_;
+    if (std::exchange(probing_, false)) {
+        answered();  // the PING
+    }
     return std::exchange(connected_before_, true);
 }
 
@@ -49,6 +52,12 @@ void connection_fsm::failed(clock::time_point now) noexcept
     backoff_ = std::min(backoff_ * 2, backoff_max_);
 }
 
+void connection_fsm::stuck(clock::time_point now) noexcept
+{
+    failed(now);
+    probing_ = true;
+}
+
 bool connection_fsm::should_leave(bool at_new_master) const noexcept
 {
     // An attempt under way may have asked the Sentinels before the switch.
@@ -60,6 +69,7 @@ void connection_fsm::left_master(clock::time_point now) noexcept
     failed(now);
     retry_at_ = now;
     backoff_ = backoff_min_;
+    probing_ = false;
 }
 
 void connection_fsm::close() noexcept

@@ -31,6 +31,11 @@ std::string_view error_code_word(const resp::reply& r) noexcept
 
 constexpr std::string_view noscript = "NOSCRIPT";
 
+// Redis answers each command once, in order: a reply beyond the last one owed means the
+// stream can no longer be matched to requests.
+constexpr std::string_view unrequested =
+    "data after the last reply owed (a reply nobody asked for)";
+
 }  // namespace
 
 const resp::reply& own_reply(const command& cmd, const resp::reply& reply) noexcept
@@ -44,9 +49,15 @@ const resp::reply& own_reply(const command& cmd, const resp::reply& reply) noexc
 
 multiplexer::multiplexer(socket_use use) : use_(use) {}
 
-void multiplexer::add(submission s)
+multiplexer::awaited multiplexer::add(submission s)
 {
     queue_.push_back(entry{std::move(s)});
+    if (!unresponsive_) {
+        return awaited::yes;
+    }
+    queue_.back().told = true;
+    ++given_up_;
+    return awaited::no;
 }
 
 bool multiplexer::resume_writes() noexcept
@@ -128,7 +139,7 @@ reader_action multiplexer::next()
     // Counted here rather than asked of the decoder, whose `has_buffered` also counts a reply
     // it merely began to look for.
     if (fed_ > decoder_.consumed()) {
-        return failure("data after the last reply owed (a reply nobody asked for)");
+        return failure(std::string(unrequested));
     }
     reading_ = false;
     return reader_action{.what = reader_action::type::park};
@@ -141,7 +152,7 @@ bool multiplexer::awaiting() const noexcept
 
 reader_action multiplexer::failure(std::string diagnostics)
 {
-    broken_ = "protocol error: " + std::move(diagnostics);
+    broken_ = std::move(diagnostics);
     up_ = false;
     return broken();
 }
@@ -156,13 +167,14 @@ reader_action multiplexer::broken() const
 std::optional<reader_action> multiplexer::on_reply(resp::reply r)
 {
     heard_ = true;
+    unresponsive_ = false;
     if (use_ == socket_use::pubsub) {
         if (auto action = on_pubsub_reply(r)) {
             return action;
         }
     }
     if (in_flight_.empty()) {
-        return failure("a reply nobody asked for");
+        return failure(std::string(unrequested));
     }
     return match(std::move(r));
 }
@@ -256,7 +268,11 @@ reader_action multiplexer::settle(entry e, resp::reply whole)
 bool multiplexer::gave_up(bool timed_out)
 {
     ++given_up_;
-    return timed_out && looks_stuck();
+    if (!timed_out) {
+        return false;
+    }
+    unresponsive_ = true;
+    return looks_stuck();
 }
 
 bool multiplexer::looks_stuck()
@@ -299,6 +315,7 @@ void multiplexer::reset_socket_state()
     writing_ = false;
     reading_ = false;
     heard_ = false;
+    unresponsive_ = false;
     given_up_prefix_ = 0;
     channels_ = 0;
     shard_channels_ = 0;

@@ -129,8 +129,9 @@ struct reader_action
         resend,
         /// `reply` is a message, or a confirmation nobody asked for: to the push handler.
         push,
-        /// The stream cannot be matched to requests any more (`error`, `diagnostics`): the
-        /// socket is to be failed.
+        /// The stream cannot be matched to requests any more: `error` is
+        /// errc::protocol_error, `diagnostics` says what was wrong (the decoder's words, or
+        /// a reply nobody asked for). The socket is to be failed.
         fail,
     };
     type what = type::read;
@@ -153,8 +154,19 @@ class multiplexer
   public:
     explicit multiplexer(socket_use use = socket_use::requests);
 
+    /// How a request added now is awaited.
+    enum class awaited {
+        /// Its owner is told its outcome once its reply is read.
+        yes,
+        /// The server has answered nothing since a request timed out unanswered (see
+        /// `gave_up`): the request is written all the same, so that it keeps its place
+        /// behind the requests before it (a clean-up behind its attempt), but its owner is to
+        /// be told at once that the node is not answering, and its reply is read and dropped.
+        no,
+    };
+
     /// Queues a request; the next `prepare_write` writes it.
-    void add(submission s);
+    awaited add(submission s);
 
     /// Holds back writes until as many `resume_writes` calls; requests queued meanwhile go
     /// out together. Holds outlive sockets. Returns whether writes may go now.
@@ -171,6 +183,8 @@ class multiplexer
     /// The write `prepare_write` started completed.
     void commit_write() noexcept { writing_ = false; }
     bool writing() const noexcept { return writing_; }
+    /// Whether the reader is running (from `begin_read` until `next` says park).
+    bool reading() const noexcept { return reading_; }
 
     /// True when the reader is parked and something is now awaited: the runner starts it.
     bool begin_read() noexcept;
@@ -184,9 +198,16 @@ class multiplexer
     /// timeout: the server looks stuck. The runner then checks `looks_stuck` again at the end
     /// of its turn, and fails the socket if it still does: a clean-up queued in the same turn
     /// must go out on this socket, behind the request it undoes.
+    ///
+    /// A request that timed out unanswered makes the socket unresponsive: replies come in
+    /// order, so every request before it went unanswered too, and the server has answered
+    /// nothing for a whole per-node deadline. Until it answers something, nobody is kept
+    /// waiting for it (`add` says `awaited::no`).
     bool gave_up(bool timed_out);
     /// True when requests are in flight and their owners gave every one up.
     bool looks_stuck();
+    /// True from a timeout (`gave_up`) until the server's next reply on this socket.
+    bool unresponsive() const noexcept { return unresponsive_; }
 
     /// A fresh socket is up (greeted): it knows no script yet, and nothing is read from it.
     void connected();
@@ -213,7 +234,9 @@ class multiplexer
         bool as_eval = false;
         /// The replies so far of a request that expects several.
         std::vector<resp::reply> gathered{};
-        bool given_up() const noexcept { return request.owner->given_up(request.index); }
+        /// Its owner was told at once that the server is not answering (`awaited::no`).
+        bool told = false;
+        bool given_up() const noexcept { return told || request.owner->given_up(request.index); }
     };
 
     void choose_script_form(entry& e);
@@ -238,8 +261,10 @@ class multiplexer
     bool writing_ = false;
     bool reading_ = false;
     bool heard_ = false;
+    bool unresponsive_ = false;
     unsigned holds_ = 0;
-    /// Requests queued or in flight that their owners gave up (`gave_up` calls).
+    /// Requests queued or in flight that their owners gave up (`gave_up` calls), or that
+    /// nobody awaits (`awaited::no`).
     std::size_t given_up_ = 0;
     /// How many requests at the front of the FIFO are known to be given up: a request given
     /// up stays given up, so the scan for `looks_stuck` resumes where it stopped (a stopped

@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(after_a_failure_requests_are_refused_until_the_back_off_pas
     BOOST_TEST(fsm.wait_left(t0 + 50ms).count() == 0);
 }
 
-BOOST_AUTO_TEST_CASE(the_back_off_doubles_up_to_its_maximum_and_a_connect_resets_it)
+BOOST_AUTO_TEST_CASE(the_back_off_doubles_up_to_its_maximum_and_an_answer_resets_it)
 {
     connection_fsm fsm(50ms, 300ms);
     auto now = t0;
@@ -58,10 +58,51 @@ BOOST_AUTO_TEST_CASE(the_back_off_doubles_up_to_its_maximum_and_a_connect_resets
     }
     BOOST_TEST((fsm.admit(now) == admission::connect));
     BOOST_TEST(!fsm.connected());
+    // A server that accepts connections and drops them before answering is not retried at
+    // the minimum pause.
+    BOOST_TEST(fsm.backoff().count() == 300);
+    fsm.answered();
     BOOST_TEST(fsm.backoff().count() == 50);
     fsm.failed(now);
     BOOST_TEST((fsm.admit(now + 50ms) == admission::connect));
     BOOST_TEST(fsm.connected());  // a reconnection
+}
+
+BOOST_AUTO_TEST_CASE(after_a_stuck_server_requests_fail_until_a_fresh_socket_had_a_ping_answered)
+{
+    connection_fsm fsm(50ms, 2000ms);
+    fsm.admit(t0);
+    fsm.connected();
+    fsm.answered();
+    fsm.stuck(t0);
+    BOOST_TEST(fsm.probing());
+    BOOST_TEST((fsm.admit(t0 + 10ms) == admission::refuse));  // the back-off
+    BOOST_TEST(fsm.wait_left(t0 + 10ms).count() == 40);
+    // The attempt starts, but the request is not written: the server may still be stopped.
+    BOOST_TEST((fsm.admit(t0 + 50ms) == admission::probe));
+    BOOST_TEST((fsm.current() == state::connecting));
+    BOOST_TEST((fsm.admit(t0 + 60ms) == admission::refuse));
+    // The PING went unanswered: the back-off doubles, and the next attempt probes again.
+    fsm.failed(t0 + 1050ms);
+    BOOST_TEST(fsm.probing());
+    BOOST_TEST((fsm.admit(t0 + 1100ms) == admission::refuse));
+    BOOST_TEST((fsm.admit(t0 + 1150ms) == admission::probe));
+    // Answered: requests queue again, and the back-off is back at its minimum.
+    BOOST_TEST(fsm.connected());
+    BOOST_TEST(!fsm.probing());
+    BOOST_TEST(fsm.backoff().count() == 50);
+    BOOST_TEST((fsm.admit(t0 + 1200ms) == admission::queue));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_master_owes_no_ping)
+{
+    connection_fsm fsm(50ms, 2000ms);
+    fsm.admit(t0);
+    fsm.connected();
+    fsm.stuck(t0);
+    fsm.left_master(t0 + 1ms);
+    BOOST_TEST(!fsm.probing());
+    BOOST_TEST((fsm.admit(t0 + 1ms) == admission::connect));
 }
 
 BOOST_AUTO_TEST_CASE(an_attempt_given_up_meanwhile_cannot_deliver_its_socket)

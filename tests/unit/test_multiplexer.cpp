@@ -77,7 +77,7 @@ struct fixture
 
     void submit(const command& c, std::uint32_t index, request_kind kind = request_kind::command)
     {
-        mux.add(submission{.owner = owner, .index = index, .cmd = &c, .kind = kind});
+        (void)mux.add(submission{.owner = owner, .index = index, .cmd = &c, .kind = kind});
     }
 
     // The next batch, its write completed at once.
@@ -501,10 +501,19 @@ BOOST_AUTO_TEST_CASE(a_server_looks_stuck_once_every_request_in_flight_timed_out
     f.owner->abandoned.insert(1);
     BOOST_TEST(f.mux.gave_up(true));
     BOOST_TEST(f.mux.looks_stuck());
-    // A wanted request written behind them (a clean-up) is owed a reply too.
-    f.submit(f.keep(plain("DEL")), 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_wanted_request_in_flight_keeps_the_server_from_looking_stuck)
+{
+    fixture f;
+    f.submit(f.keep(plain("SET")), 0);
+    f.submit(f.keep(plain("DEL")), 1);  // a clean-up, written behind
     f.write();
+    f.owner->abandoned.insert(0);
+    BOOST_TEST(!f.mux.gave_up(true));
     BOOST_TEST(!f.mux.looks_stuck());
+    f.owner->abandoned.insert(1);
+    BOOST_TEST(f.mux.gave_up(true));
 }
 
 BOOST_AUTO_TEST_CASE(cancellations_alone_do_not_call_for_a_stuck_check)
@@ -541,6 +550,62 @@ BOOST_AUTO_TEST_CASE(a_reply_to_a_given_up_request_moves_the_stuck_scan_along)
     BOOST_TEST(f.mux.gave_up(true));
     BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
     BOOST_TEST(f.mux.looks_stuck());  // the one left, given up
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(multiplexer_unresponsive)
+
+BOOST_AUTO_TEST_CASE(after_a_timeout_requests_go_out_unawaited_until_the_server_answers)
+{
+    fixture f;
+    f.submit(f.keep(plain("SET")), 0);
+    f.write();
+    BOOST_TEST(!f.mux.unresponsive());
+    f.give_up(0);
+    BOOST_TEST(f.mux.unresponsive());
+    // Written behind the request it may undo, but nobody waits for its reply.
+    const command& del = f.keep(plain("DEL"));
+    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &del}) ==
+                multiplexer::awaited::no));
+    BOOST_TEST(f.write() == del.payload);
+    BOOST_TEST(f.mux.looks_stuck());
+    BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
+    // The server answers again: requests are awaited.
+    BOOST_TEST(!f.mux.unresponsive());
+    const command& get = f.keep(plain("GET"));
+    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 2, .cmd = &get}) ==
+                multiplexer::awaited::yes));
+    f.write();
+    BOOST_TEST(words(f.read(":1\r\n$1\r\nv\r\n")) == "drop deliver park");
+}
+
+BOOST_AUTO_TEST_CASE(a_cancellation_leaves_the_server_awaited)
+{
+    fixture f;
+    f.submit(f.keep(plain("SET")), 0);
+    f.write();
+    f.give_up(0, false);
+    BOOST_TEST(!f.mux.unresponsive());
+    const command& get = f.keep(plain("GET"));
+    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &get}) ==
+                multiplexer::awaited::yes));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_socket_is_awaited_and_unawaited_requests_are_not_failed_again)
+{
+    fixture f;
+    f.submit(f.keep(plain("SET")), 0);
+    f.write();
+    f.give_up(0);
+    const command& del = f.keep(plain("DEL"));
+    (void)f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &del});
+    BOOST_TEST(f.mux.fail_all().empty());  // its owner was told already
+    BOOST_TEST(!f.mux.unresponsive());
+    f.mux.connected();
+    f.submit(f.keep(plain("GET")), 2);
+    f.write();
+    BOOST_TEST(words(f.read("$-1\r\n")) == "deliver park");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
