@@ -4,7 +4,8 @@
 #include <redlock/error.hpp>
 
 #include "core/misconfiguration.hpp"
-#include "net/open_stream.hpp"
+#include "engine/exchange.hpp"
+#include "engine/handshake.hpp"
 #include "node/sentinel/sentinel.hpp"
 
 #include <boost/asio/co_spawn.hpp>

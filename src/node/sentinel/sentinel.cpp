@@ -2,7 +2,8 @@
 #include "node/sentinel/sentinel.hpp"
 
 #include "core/misconfiguration.hpp"
-#include "net/open_stream.hpp"
+#include "engine/exchange.hpp"
+#include "engine/handshake.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: BSL-1.0
 #pragma once
 
-// Opening a stream to a node: resolve, connect, AUTH and SELECT, under one deadline. Shared
-// by the request connection and the subscriber.
+// Opening a socket to a server up to where requests may go on it: connect (net/connect.hpp),
+// TLS for a rediss:// node, then the handshake (AUTH, SELECT), under one deadline. Shared by
+// every user of a socket: the pipelined link, the subscriber, the Sentinel watch and the
+// questions asked of Sentinels.
 
 #include <redlock/node.hpp>
 
 #include "net/stream.hpp"
-#include "resp/resp.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <string>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -33,12 +33,6 @@ boost::asio::awaitable<std::string> connect_and_greet(stream& s, const node& end
                                                       boost::asio::ssl::context* tls,
                                                       bool verify_name,
                                                       std::chrono::milliseconds timeout);
-
-/// Writes `commands` and reads `count` replies into `replies`. Returns what failed (the
-/// write, the read, or the protocol, naming `name`), empty on success. No deadline of its own.
-boost::asio::awaitable<std::string> exchange(stream& s, const std::string& commands,
-                                             std::size_t count, std::vector<resp::reply>& replies,
-                                             const std::string& name);
 
 /// Runs `op`, which answers an error message (empty on success), until `timeout`; then
 /// answers "`what` timed out after N ms".
