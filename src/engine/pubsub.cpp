@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <utility>
 
 namespace redlock::detail {
@@ -34,6 +35,14 @@ bool is_text(const resp::reply& r) noexcept
 {
     return r.type == resp::kind::bulk_string || r.type == resp::kind::simple_string;
 }
+
+struct unawaited_request final : request_owner
+{
+    void deliver(std::uint32_t, exec_result) override {}
+    bool given_up(std::uint32_t) const noexcept override { return false; }
+
+    command cmd;
+};
 
 }  // namespace
 
@@ -81,6 +90,14 @@ std::optional<std::int64_t> confirmed_count(const resp::reply& r) noexcept
         default:
             return std::nullopt;
     }
+}
+
+submission subscription(request_kind kind, std::string_view verb, std::string_view channel)
+{
+    auto request = std::make_shared<unawaited_request>();
+    resp::append_command(request->cmd.payload, {verb, channel});
+    const command* cmd = &request->cmd;
+    return submission{.owner = std::move(request), .cmd = cmd, .kind = kind};
 }
 
 }  // namespace redlock::detail

@@ -10,6 +10,7 @@
 // channel unasked (its slot moved), which it tells as an unasked `sunsubscribe`. The
 // multiplexer (multiplexer.hpp) sorts these out with `classify_pubsub`.
 
+#include "engine/multiplexer.hpp"
 #include "resp/resp.hpp"
 
 #include <cstdint>
@@ -51,5 +52,11 @@ std::optional<pubsub_message> read_message(const resp::reply& r) noexcept;
 
 /// The subscription count a confirmation carries; nullopt for anything else.
 std::optional<std::int64_t> confirmed_count(const resp::reply& r) noexcept;
+
+/// A (un)subscription of one channel (`verb`: SUBSCRIBE, SSUBSCRIBE, UNSUBSCRIBE, ...) as a
+/// request for a multiplexer, whose outcome nobody awaits: the multiplexer counts its
+/// confirmation, and an error reply (a refused channel) leaves the channel out. Its owner
+/// keeps the command alive while it is queued or in flight.
+submission subscription(request_kind kind, std::string_view verb, std::string_view channel);
 
 }  // namespace redlock::detail

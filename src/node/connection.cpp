@@ -205,8 +205,7 @@ asio::awaitable<void> connection::connect(std::uint64_t generation)
     auto self = shared_from_this();
     stream fresh(strand_);
     std::string reached;
-    std::string failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, true,
-                                             settings_.tls.get(), settings_.verify_name, reached);
+    std::string failure = co_await open_node(fresh, endpoint_, settings_, true, reached);
     if (!fsm_.accepts(generation)) {
         co_return;  // closed or superseded while connecting
     }

@@ -59,8 +59,6 @@ class connection final : public node_link,
     /// they name at the time (`open_node`).
     connection(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
 
-    const std::string& name() const noexcept override { return name_; }
-
     /// Writes at once, or, while a write is under way, with everything queued meanwhile in
     /// the next one. While the server is unresponsive (see `multiplexer::gave_up`), the
     /// request is written but its owner is told at once that the node is not answering.
@@ -77,6 +75,7 @@ class connection final : public node_link,
 
     void close(const std::string& why) override;
 
+    const std::string& name() const noexcept override { return name_; }
     node_counters counters() const override;
 
     /// The server the last socket reached ("host:port"): for a Sentinel node, the master the

@@ -104,4 +104,26 @@ BOOST_AUTO_TEST_CASE(anything_else_is_an_ordinary_reply)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_subscription_is_a_request_its_confirmation_answers)
+{
+    multiplexer mux(socket_use::pubsub);
+    mux.connected();
+    const submission s = subscription(request_kind::subscribe, "SSUBSCRIBE", "ch");
+    BOOST_TEST((s.kind == request_kind::subscribe));
+    std::string expected;
+    resp::append_command(expected, {"SSUBSCRIBE", "ch"});
+    BOOST_TEST(s.cmd->payload == expected);
+    BOOST_TEST(!s.owner->given_up(s.index));  // nobody waits, and nobody gives it up
+    (void)mux.add(s);
+    std::string out;
+    mux.prepare_write(out);
+    mux.commit_write();
+    BOOST_TEST(out == expected);
+    BOOST_TEST(mux.begin_read());
+    mux.feed("*3\r\n$10\r\nssubscribe\r\n$2\r\nch\r\n:1\r\n");
+    BOOST_TEST((mux.next().what == reader_action::type::deliver));
+    BOOST_TEST(mux.subscriptions() == 1);
+    BOOST_TEST((mux.next().what == reader_action::type::read));  // messages may come
+}
+
 BOOST_AUTO_TEST_SUITE_END()
