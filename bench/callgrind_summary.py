@@ -28,7 +28,7 @@ CATEGORIES = [
      lambda f, fn, obj: "libc.so" in obj and ("/string/" in f or "multiarch" in f)),
     ("pthread mutex lock/unlock (Asio's scheduler and strand locks)",
      lambda f, fn, obj: "pthread_mutex" in fn),
-    ("hiredis reply parser", lambda f, fn, obj: "hiredis" in obj),
+    ("RESP encoding and reply decoding (src/resp/)", lambda f, fn, obj: "/src/resp/" in f),
     ("redlock's own source lines (src/, include/redlock/)",
      lambda f, fn, obj: "/src/" in f and "redlock" in f or "include/redlock" in f),
     ("Asio executors and strands (any_executor, strand, scheduler, handler alloc)",

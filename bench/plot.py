@@ -96,7 +96,9 @@ def group_key(r):
     if s in ("uncontended", "degraded"):
         return (s, r["concurrency"])
     if s == "contended":
-        return (s, r["workers"], r["hold_ms"], r["retry"], r["clients"])
+        return (s, r["workers"], r["hold_ms"], r["retry"], r["clients"], r.get("stopped_nodes", 0))
+    if s == "degraded_contended":
+        return (s, r["workers"], r["hold_ms"])
     if s == "held":
         return (s, r["k"], r["expiry_ms"], r["extended_by"])
     if s == "cluster":
@@ -350,13 +352,13 @@ def render(groups, metas, png_name, sources):
 
     # --- contended ----------------------------------------------------------------------
     con = sorted((k for k in groups if k[0] == "contended"),
-                 key=lambda k: (k[3] != "fast", k[4], k[1], k[2]), reverse=True)
+                 key=lambda k: (k[3] != "fast", k[4], k[1], k[2], -k[5]), reverse=True)
     if con:
         section(lines, "(b) Contended: workers competing for one key", column_table(groups, con, [
             ("workers", lambda k, g: k[1]),
             ("hold ms", lambda k, g: k[2]),
             ("retry delay", lambda k, g: g.first("retry_delay")),
-            ("clients", lambda k, g: k[4]),
+            ("clients", lambda k, g: k[4] + (f", {k[5]} node stopped" if k[5] else "")),
             ("acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
             ("÷ hold ceiling", lambda k, g: num(g.med("vs_hold_ceiling"), 2)),
             ("handoffs/s", lambda k, g: spread(g, "handoffs_per_s", 1)),
@@ -382,6 +384,22 @@ def render(groups, metas, png_name, sources):
             ("violations (sum)", lambda k, g: num(sum(g.values("violations")))),
         ]), " ".join(note for note, field in CONTENDED_NOTES
                      if field is None or any(groups[k].values(field) for k in con)))
+
+    # --- degraded contended ------------------------------------------------------------
+    dcon = sorted(k for k in groups if k[0] == "degraded_contended")
+    if dcon:
+        section(lines, "(g) Degraded contended: a process per worker, one node stopped",
+                column_table(groups, dcon, [
+                    ("workers", lambda k, g: k[1]),
+                    ("hold ms", lambda k, g: k[2]),
+                    ("nodes stopped",
+                     lambda k, g: f"{num(g.first('stopped_nodes'))} of {num(g.first('nodes'))}"),
+                    ("all up acquisitions/s", lambda k, g: spread(g, "up_acquisitions_per_s")),
+                    ("one stopped acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
+                    ("÷ all up", lambda k, g: spread(g, "throughput_vs_up", 2)),
+                ]), "(b) with a process per worker and the library's retry delay, run twice: with "
+                    "every node up, then with one node stopped (SIGSTOP) for the whole run. The "
+                    "rows of (b) with a node stopped are the second run's.")
 
     # --- held -----------------------------------------------------------------------------
     held = sorted(k for k in groups if k[0] == "held")

@@ -91,10 +91,10 @@ bool as_expected(const rd::request& r, const rd::exec_result& result, std::strin
         what = result.detail.empty() ? "no reply" : result.detail;
         return false;
     }
-    std::string detail;
-    if (r.read(result.reply, owner_value, detail) != redlock::node_status::ok) {
-        if (!detail.empty()) {
-            what = detail;
+    rd::node_failure why;
+    if (r.read(result.reply, owner_value, why) != redlock::node_status::ok) {
+        if (why) {
+            what = why.detail;
         } else if (result.reply.type == rd::resp::kind::integer) {
             what = std::to_string(result.reply.integer);
         } else {

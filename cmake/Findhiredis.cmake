@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSL-1.0
-# Finds hiredis (Debian: libhiredis-dev) and defines the imported target hiredis::hiredis.
+# Finds hiredis (Debian: libhiredis-dev) and defines the imported target hiredis::hiredis,
+# which the test-support library uses to talk to the redis-servers the tests start.
 find_path(hiredis_INCLUDE_DIR hiredis/hiredis.h)
 find_library(hiredis_LIBRARY hiredis)
 include(FindPackageHandleStandardArgs)

@@ -44,8 +44,8 @@ if(REDLOCK_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
   # it; the dependency on it comes from CPACK_COMPONENT_CLI_DEPENDS.
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 else()
-  # libredlock.a leaves hiredis and OpenSSL to the consumer's link.
-  set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libboost1.81-dev, libhiredis-dev, libssl-dev")
+  # libredlock.a leaves OpenSSL to the consumer's link.
+  set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libboost1.81-dev, libssl-dev")
 endif()
 if(REDLOCK_BUILD_TOOLS)
   list(APPEND CPACK_COMPONENTS_ALL cli)

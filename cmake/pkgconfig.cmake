@@ -4,11 +4,10 @@
 # Relocatable: the prefix is found from the .pc file's own place (${pcfiledir}), so the file
 # is right after `cmake --install --prefix P`, in a Debian package, or after the prefix moved.
 # What a consumer links depends on the library's kind:
-# - static: libredlock.a needs hiredis, OpenSSL and threads at the consumer's link, so they
-#   are in Libs and a plain `pkg-config --libs redlock` links. They are named as -l flags
-#   (with -L where CMake found them outside the linker's own directories) rather than as
-#   Requires, whose Cflags would reach the consumer (hiredis.pc adds -I.../include/hiredis,
-#   which exposes headers named read.h, net.h, async.h).
+# - static: libredlock.a needs OpenSSL and threads at the consumer's link, so they are in
+#   Libs and a plain `pkg-config --libs redlock` links. OpenSSL is named as -l flags (with -L
+#   where CMake found it outside the linker's own directories) rather than as Requires, whose
+#   Cflags would reach the consumer.
 # - shared: libredlock.so records its own dependencies; Libs only has -lredlock and threads.
 # Boost is headers only and has no .pc file on Debian: its directory is added to Cflags when it
 # is not one the compiler searches anyway.
@@ -39,7 +38,7 @@ string(APPEND REDLOCK_PC_CFLAGS " -std=c++20 -pthread")
 set(REDLOCK_PC_LIBS "-L\${libdir} -lredlock")
 if(REDLOCK_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
   set(search_dirs "")
-  foreach(library IN ITEMS "${hiredis_LIBRARY}" "${OPENSSL_SSL_LIBRARY}" "${OPENSSL_CRYPTO_LIBRARY}")
+  foreach(library IN ITEMS "${OPENSSL_SSL_LIBRARY}" "${OPENSSL_CRYPTO_LIBRARY}")
     get_filename_component(dir "${library}" DIRECTORY)
     get_filename_component(name "${library}" NAME_WE)
     string(REGEX REPLACE "^lib" "" name "${name}")

@@ -6,7 +6,7 @@
 // map, and its text (for errors and strings) as a redirection. Invariants:
 // - no crash, no sanitizer report;
 // - a slot map that is read has at least one range, each within 0..16383, first <= last,
-//   with a host and a port that is not 0; a reply that is not read says why;
+//   with a host and a port that is not 0; a reply that is not read says why, with a code;
 // - a redirection that is read has a slot below 16384, a host and a port that is not 0, and
 //   reads back the same from "MOVED|ASK slot host:port" built from it.
 
@@ -36,10 +36,10 @@ const redlock::server_address asked{"10.0.0.1", 7000};
 
 void read_as_map(const rd::resp::reply& r)
 {
-    std::string why;
+    rd::node_failure why;
     const auto map = rd::read_slot_map(r, asked, why);
     if (!map) {
-        check(!why.empty(), "a slot map that is not read says why");
+        check(why && !why.detail.empty(), "a slot map that is not read says why, with a code");
         return;
     }
     check(!map->empty(), "a slot map has a range");

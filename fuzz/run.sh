@@ -12,8 +12,6 @@
 #   FUZZ_TARGETS     targets to run (default: "resp_decoder node_replies cluster_replies")
 #   FUZZ_SEED        libFuzzer -seed (default 1, for repeatable CI runs; 0 picks one)
 #   FUZZ_JOBS        build parallelism (default: nproc)
-#   REDLOCK_FUZZ_SKIP_KNOWN=1  the node target skips inputs with huge array headers (a known
-#                    bug, see tests/hostile/test_memory.cpp) so that fuzzing can go past it.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -12,7 +12,7 @@ namespace redlock {
 
 /// Outcomes of lock operations. Node-level causes (refused connections, per-node deadlines,
 /// protocol errors, Redis error replies) are not flattened into these: they are kept per
-/// node in a `redlock::report`.
+/// node in a `redlock::report`, as a `node_errc` (`node_outcome::code`) and a detail text.
 enum class error {
     /// Another owner holds the lock on a quorum of nodes.
     taken = 1,

@@ -4,6 +4,8 @@
 /// \file
 /// What each node holds under a lock's key: for tools and diagnostics (`client::async_inspect`).
 
+#include <redlock/node_error.hpp>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -59,6 +61,8 @@ struct key_state
     /// Non-empty when the node could not be read: what happened (connection refused, no
     /// reply within the timeout, a Redis error, ...). The other fields are then meaningless.
     std::string error;
+    /// When `error` is set: its cause, a `redlock::node_errc`.
+    boost::system::error_code code{};
 
     /// The node answered and the key exists.
     bool exists() const noexcept { return error.empty() && kind != key_kind::missing; }

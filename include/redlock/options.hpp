@@ -65,8 +65,7 @@ struct options
     /// Makes owner values. Empty: 16 bytes from the OS CSPRNG, base64-encoded.
     std::function<std::string()> gen_value{};
     /// Stop an attempt as soon as a quorum has become impossible, instead of waiting for
-    /// every node's answer or deadline. Either way an attempt stops once another owner holds
-    /// a quorum: the lock is not free, and no later answer can change that.
+    /// every node's answer or deadline.
     bool fail_fast = false;
     /// Send to the nodes in a random order on each attempt.
     bool shuffle_nodes = false;

@@ -13,6 +13,7 @@
 #include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
+#include <redlock/node_error.hpp>
 #include <redlock/observability.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>

@@ -4,6 +4,10 @@
 /// \file
 /// What happened on each node during one lock operation.
 
+#include <redlock/node_error.hpp>
+
+#include <boost/system/error_code.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -22,7 +26,7 @@ enum class node_status {
     missing,
     /// No reply before the per-node deadline.
     timed_out,
-    /// Connection failure, protocol error, or a Redis error reply: see `detail`.
+    /// Connection failure, protocol error, or a Redis error reply: see `code` and `detail`.
     error,
     /// The operation ended before this node answered (decided early, or cancelled).
     abandoned,
@@ -38,7 +42,8 @@ struct node_outcome
     std::string endpoint;
     /// What the node did.
     node_status status = node_status::abandoned;
-    /// For `error` and `timed_out`: what happened and what to check. Otherwise empty.
+    /// For `error`, `timed_out` and `abandoned`: what happened and what to check, for people
+    /// (the node's name, the server's own words). Otherwise empty.
     std::string detail;
     /// From sending the request to its outcome.
     std::chrono::microseconds latency{0};
@@ -46,6 +51,10 @@ struct node_outcome
     /// fencing counter for the lock after this acquisition; the guard's token is the
     /// largest of the quorum. 0 otherwise.
     std::uint64_t fencing_token = 0;
+    /// For `error`, `timed_out` and `abandoned`: the cause, a `redlock::node_errc`, for code
+    /// to decide on (`o.code == redlock::node_errc::authentication`), where `detail` is for
+    /// people. Otherwise empty.
+    boost::system::error_code code{};
 };
 
 /// The per-node outcomes of the last attempt of an operation, in the config's node order.

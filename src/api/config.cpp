@@ -59,6 +59,12 @@ std::string redacted(std::string_view url)
     return printable(url.substr(0, start)) + "***" + printable(url.substr(at));
 }
 
+// Refuses `url`, which it quotes without its credentials, for the reason `why`.
+[[noreturn]] void reject_url(std::string_view url, const std::string& why)
+{
+    reject("malformed node URL '" + redacted(url) + "': " + why);
+}
+
 // Why `host` cannot name a server (resolvers would reject it later, or worse, look up
 // something else), or empty.
 std::string bad_host(std::string_view host)
@@ -85,8 +91,7 @@ std::string percent_decode(std::string_view in, std::string_view url, std::strin
         auto [end, ec] = complete ? std::from_chars(in.data() + i + 1, in.data() + i + 3, value, 16)
                                   : std::from_chars_result{in.data(), std::errc::invalid_argument};
         if (ec != std::errc{} || end != in.data() + i + 3) {
-            reject("malformed node URL '" + redacted(url) + "': bad percent-escape in the " +
-                   std::string(what));
+            reject_url(url, "bad percent-escape in the " + std::string(what));
         }
         out += static_cast<char>(value);
         i += 2;
@@ -101,9 +106,8 @@ Int parse_number(std::string_view text, Int lo, Int hi, std::string_view url, st
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo ||
         value > hi) {
-        reject("malformed node URL '" + redacted(url) + "': " + std::string(what) + " '" +
-               printable(text) + "' is not a number in " + std::to_string(lo) + ".." +
-               std::to_string(hi));
+        reject_url(url, std::string(what) + " '" + printable(text) + "' is not a number in " +
+                            std::to_string(lo) + ".." + std::to_string(hi));
     }
     return value;
 }
@@ -165,22 +169,20 @@ server_address parse_host_port(std::string_view text, std::string_view url,
     if (!text.empty() && text.front() == '[') {
         auto close = text.find(']');
         if (close == std::string_view::npos) {
-            reject("malformed node URL '" + redacted(url) + "': unclosed '[' in the IPv6 host");
+            reject_url(url, "unclosed '[' in the IPv6 host");
         }
         a.host = std::string(text.substr(1, close - 1));
         text = text.substr(close + 1);
         if (!text.empty()) {
             if (text.front() != ':') {
-                reject("malformed node URL '" + redacted(url) + "': unexpected '" +
-                       printable(text) + "' after the IPv6 host");
+                reject_url(url, "unexpected '" + printable(text) + "' after the IPv6 host");
             }
             port_text = text.substr(1);
         }
     } else {
         if (text.find(':') != text.rfind(':')) {
             // Several colons: an IPv6 address without its brackets.
-            reject("malformed node URL '" + redacted(url) +
-                   "': put an IPv6 host in brackets, as in redis://[::1]:6379");
+            reject_url(url, "put an IPv6 host in brackets, as in redis://[::1]:6379");
         }
         auto colon = text.find(':');
         a.host = std::string(text.substr(0, colon));
@@ -189,10 +191,10 @@ server_address parse_host_port(std::string_view text, std::string_view url,
         }
     }
     if (a.host.empty()) {
-        reject("malformed node URL '" + redacted(url) + "': missing host");
+        reject_url(url, "missing host");
     }
     if (std::string why = bad_host(a.host); !why.empty()) {
-        reject("malformed node URL '" + redacted(url) + "': " + why);
+        reject_url(url, why);
     }
     if (!port_text.empty() || text.ends_with(':')) {
         a.port = parse_number<std::uint16_t>(port_text, 1, 65535, url, "port");
@@ -217,8 +219,7 @@ std::vector<server_address> parse_host_list(std::string_view text, std::string_v
 int parse_db_query(std::string_view query, std::string_view url)
 {
     if (query.substr(0, 3) != "db=") {
-        reject("malformed node URL '" + redacted(url) + "': unknown query '" + printable(query) +
-               "' (only db=N is understood)");
+        reject_url(url, "unknown query '" + printable(query) + "' (only db=N is understood)");
     }
     return parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
 }
@@ -256,36 +257,25 @@ std::string host_list_problem(const node& n, const std::string& what)
     return {};
 }
 
-}  // namespace
-
-node node::from_url(std::string_view url)
+// What follows "scheme://" and the credentials.
+struct url_parts
 {
-    node n;
-    auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos) {
-        reject("malformed node URL '" + redacted(url) +
-               "': expected redis://host:port, rediss://host:port, unix:///path or "
-               "redis-sentinel://host:port/MASTER_NAME");
-    }
-    std::string scheme(url.substr(0, scheme_end));
-    for (char& ch : scheme) {
-        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    }
-    std::string_view rest = url.substr(scheme_end + 3);
-    const bool sentinel = scheme == "redis-sentinel" || scheme == "rediss-sentinel";
-    const bool cluster = scheme == "redis-cluster" || scheme == "rediss-cluster";
-    if (scheme != "redis" && scheme != "rediss" && scheme != "unix" && !sentinel && !cluster) {
-        reject("malformed node URL '" + redacted(url) + "': unsupported scheme '" +
-               printable(scheme) +
-               "' (expected redis, rediss, unix, redis-sentinel, rediss-sentinel, redis-cluster "
-               "or rediss-cluster)");
-    }
-    n.tls = scheme == "rediss" || scheme == "rediss-sentinel" || scheme == "rediss-cluster";
-
-    // Split off the query (unix and Sentinel URLs only) and the userinfo.
+    /// The hosts, or a unix URL's socket path.
+    std::string_view authority;
+    /// After the first '/' of the authority; empty for a unix URL.
+    std::string_view path;
+    /// After the '?'.
     std::string_view query;
+};
+
+// Splits the URL after its scheme, and takes the credentials into `n`. A unix URL has no
+// path after its authority: all of it is the socket's path.
+url_parts split_url(std::string_view url, bool unix_socket, node& n)
+{
+    url_parts parts;
+    std::string_view rest = url.substr(url.find("://") + 3);
     if (auto q = rest.find('?'); q != std::string_view::npos) {
-        query = rest.substr(q + 1);
+        parts.query = rest.substr(q + 1);
         rest = rest.substr(0, q);
     }
     // Credentials end at the last '@' before the path: a socket path may contain '@'.
@@ -293,71 +283,131 @@ node node::from_url(std::string_view url)
         parse_userinfo(rest.substr(0, at), url, n);
         rest = rest.substr(at + 1);
     }
-
-    if (scheme == "unix") {
-        if (rest.empty() || rest.front() != '/') {
-            reject("malformed node URL '" + redacted(url) +
-                   "': a unix socket URL needs an absolute path, as in unix:///run/redis.sock");
-        }
-        n.host.clear();
-        n.port = 0;
-        n.unix_path = std::string(rest);
-        if (!query.empty()) {
-            n.db = parse_db_query(query, url);
-        }
-        return n;
-    }
-    if (!query.empty() && !sentinel && !cluster) {
-        reject("malformed node URL '" + redacted(url) + "': unexpected query '" + printable(query) +
-               "' (the database goes in the path, as in redis://host/2)");
-    }
-
-    std::string_view path;
-    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-        path = rest.substr(slash + 1);
+    if (auto slash = rest.find('/'); !unix_socket && slash != std::string_view::npos) {
+        parts.path = rest.substr(slash + 1);
         rest = rest.substr(0, slash);
     }
-    if (sentinel) {
-        if (path.empty()) {
-            reject("malformed node URL '" + redacted(url) +
-                   "': a Sentinel URL names the master after the Sentinels, as in "
+    parts.authority = rest;
+    return parts;
+}
+
+// unix:///path[?db=N]
+void read_unix_url(const url_parts& parts, std::string_view url, node& n)
+{
+    const std::string_view path = parts.authority;
+    if (path.empty() || path.front() != '/') {
+        reject_url(url, "a unix socket URL needs an absolute path, as in unix:///run/redis.sock");
+    }
+    n.host.clear();
+    n.port = 0;
+    n.unix_path = std::string(path);
+    if (!parts.query.empty()) {
+        n.db = parse_db_query(parts.query, url);
+    }
+}
+
+// redis-sentinel://host[:port],.../MASTER_NAME[?db=N]
+void read_sentinel_url(const url_parts& parts, std::string_view url, node& n)
+{
+    if (parts.path.empty()) {
+        reject_url(url,
+                   "a Sentinel URL names the master after the Sentinels, as in "
                    "redis-sentinel://127.0.0.1:26379/mymaster");
-        }
-        n.master_name = percent_decode(path, url, "master name");
-        if (std::string why = bad_host(n.master_name); !why.empty()) {
-            reject("malformed node URL '" + redacted(url) + "': the master name '" +
-                   printable(n.master_name) + "' contains a space or a control character");
-        }
-        n.sentinels = parse_host_list(rest, url, 26379);
-        n.host.clear();
-        n.port = 0;
-        if (!query.empty()) {
-            n.db = parse_db_query(query, url);
-        }
-        return n;
     }
-    if (cluster) {
-        if (!path.empty() || !query.empty()) {
-            reject("malformed node URL '" + redacted(url) +
-                   "': a Redis Cluster has only database 0, so its URL has no path or query");
-        }
-        n.cluster_seeds = parse_host_list(rest, url, 6379);
-        n.host.clear();
-        n.port = 0;
-        return n;
+    n.master_name = percent_decode(parts.path, url, "master name");
+    if (std::string why = bad_host(n.master_name); !why.empty()) {
+        reject_url(url, "the master name '" + printable(n.master_name) +
+                            "' contains a space or a control character");
     }
-    if (rest.find(',') != std::string_view::npos) {
-        reject("malformed node URL '" + redacted(url) +
-               "': a comma in the host (list nodes as separate URLs, "
-               "redis://a:6379,redis://b:6379; only Sentinel and cluster URLs list several "
-               "hosts)");
+    n.sentinels = parse_host_list(parts.authority, url, 26379);
+    n.host.clear();
+    n.port = 0;
+    if (!parts.query.empty()) {
+        n.db = parse_db_query(parts.query, url);
     }
-    const server_address a = parse_host_port(rest, url, n.port);
+}
+
+// redis-cluster://host[:port],...
+void read_cluster_url(const url_parts& parts, std::string_view url, node& n)
+{
+    if (!parts.path.empty() || !parts.query.empty()) {
+        reject_url(url, "a Redis Cluster has only database 0, so its URL has no path or query");
+    }
+    n.cluster_seeds = parse_host_list(parts.authority, url, 6379);
+    n.host.clear();
+    n.port = 0;
+}
+
+// redis://host[:port][/db]
+void read_server_url(const url_parts& parts, std::string_view url, node& n)
+{
+    if (!parts.query.empty()) {
+        reject_url(url, "unexpected query '" + printable(parts.query) +
+                            "' (the database goes in the path, as in redis://host/2)");
+    }
+    if (parts.authority.find(',') != std::string_view::npos) {
+        reject_url(url,
+                   "a comma in the host (list nodes as separate URLs, "
+                   "redis://a:6379,redis://b:6379; only Sentinel and cluster URLs list several "
+                   "hosts)");
+    }
+    const server_address a = parse_host_port(parts.authority, url, n.port);
     n.host = a.host;
     n.port = a.port;
-    if (!path.empty()) {
-        n.db = parse_number<int>(path, 0, 1 << 20, url, "database");
+    if (!parts.path.empty()) {
+        n.db = parse_number<int>(parts.path, 0, 1 << 20, url, "database");
     }
+}
+
+// What a URL's scheme says: how to read the rest, and whether the node speaks TLS.
+struct url_scheme
+{
+    std::string_view name;
+    bool tls;
+    void (*read)(const url_parts&, std::string_view, node&);
+};
+
+constexpr url_scheme url_schemes[] = {
+    {"redis", false, read_server_url},
+    {"rediss", true, read_server_url},
+    {"unix", false, read_unix_url},
+    {"redis-sentinel", false, read_sentinel_url},
+    {"rediss-sentinel", true, read_sentinel_url},
+    {"redis-cluster", false, read_cluster_url},
+    {"rediss-cluster", true, read_cluster_url},
+};
+
+// The scheme before "://", in any case.
+const url_scheme& parse_scheme(std::string_view url)
+{
+    const auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos) {
+        reject_url(url,
+                   "expected redis://host:port, rediss://host:port, unix:///path or "
+                   "redis-sentinel://host:port/MASTER_NAME");
+    }
+    std::string name(url.substr(0, scheme_end));
+    for (char& ch : name) {
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    for (const url_scheme& s : url_schemes) {
+        if (name == s.name) {
+            return s;
+        }
+    }
+    reject_url(url, "unsupported scheme '" + printable(name) +
+                        "' (expected redis, rediss, unix, redis-sentinel, rediss-sentinel, "
+                        "redis-cluster or rediss-cluster)");
+}
+
+}  // namespace
+
+node node::from_url(std::string_view url)
+{
+    node n;
+    const url_scheme& scheme = parse_scheme(url);
+    n.tls = scheme.tls;
+    scheme.read(split_url(url, scheme.read == read_unix_url, n), url, n);
     return n;
 }
 

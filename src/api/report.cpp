@@ -4,7 +4,6 @@
 
 #include "lock/client_impl.hpp"
 #include "lock/stored_report.hpp"
-#include "quorum/quorum.hpp"
 
 #include <algorithm>
 
@@ -100,15 +99,13 @@ stored_report::stored_report(const report& r) : attempts_(r.attempts)
         const node_outcome& o = r.nodes[i];
         const auto us =
             std::clamp<std::chrono::microseconds::rep>(o.latency.count(), 0, 0xffffffff);
-        outcomes_.push_back(compact_outcome{static_cast<std::uint32_t>(us), o.status});
-        if (o.status == node_status::abandoned) {
-            auto known = std::find(abandoned_details.begin(), abandoned_details.end(), o.detail);
-            if (known != abandoned_details.end()) {
-                outcomes_.back().abandoned_detail =
-                    static_cast<std::uint8_t>(1 + (known - abandoned_details.begin()));
-            }
-        }
-        const bool rare_detail = !o.detail.empty() && outcomes_.back().abandoned_detail == 0;
+        // The library's outcomes carry codes of one category only.
+        const bool has_code = o.code.category() == node_error_category();
+        outcomes_.push_back(
+            compact_outcome{static_cast<std::uint32_t>(us), o.status,
+                            static_cast<std::uint8_t>(has_code ? o.code.value() : 0)});
+        const bool rare_detail =
+            !o.detail.empty() && !(o.status == node_status::abandoned && has_code);
         if (rare_detail || o.fencing_token != 0) {
             if (!rare_) {
                 rare_ = std::make_unique<rare>();
@@ -135,8 +132,11 @@ report stored_report::expand(const client_impl& c) const
         }
         o.status = outcomes_[i].status;
         o.latency = std::chrono::microseconds(outcomes_[i].latency_us);
-        if (outcomes_[i].abandoned_detail != 0) {
-            o.detail = abandoned_details[outcomes_[i].abandoned_detail - 1];
+        if (outcomes_[i].code != 0) {
+            o.code = static_cast<node_errc>(outcomes_[i].code);
+            if (o.status == node_status::abandoned) {
+                o.detail = o.code.message();
+            }
         }
     }
     if (rare_) {

@@ -91,130 +91,238 @@ options until_deadline(const options& o, steady::time_point deadline)
     return timed;
 }
 
+// One call of lock, try_lock or try_lock_for on a mutex.
+struct request
+{
+    mutex_core& m;
+    kind k;
+    /// The timed call's deadline.
+    steady::time_point deadline;
+    /// When waiting for the thread's turn and for the lock ends: the timed call's deadline, or
+    /// lock()'s options::wait; none for a lock() that waits for as long as it takes.
+    std::optional<steady::time_point> until;
+
+    std::string name() const
+    {
+        return call_name(k == kind::lock   ? "lock"
+                         : k == kind::once ? "try_lock"
+                                           : "try_lock_for",
+                         m);
+    }
+};
+
+request make_request(mutex_core& m, kind k, steady::time_point deadline)
+{
+    request r{m, k, deadline, std::nullopt};
+    if (k == kind::timed) {
+        r.until = deadline;
+    } else if (k == kind::lock && m.base.options().wait) {
+        r.until = steady::now() + *m.base.options().wait;
+    }
+    return r;
+}
+
+enum class turn { held_again, not_free, taken, taken_after_waiting };
+
+// The calling thread already has the mutex's turn: one more hold for a reentrant mutex, a
+// deadlock otherwise.
+turn hold_again(const request& r)
+{
+    if (r.m.base.options().reentrant && r.m.holds > 0) {
+        ++r.m.holds;
+        return turn::held_again;
+    }
+    fail(make_error_code(boost::system::errc::resource_deadlock_would_occur),
+         r.name() +
+             ": this thread holds the lock already (the mutex is not reentrant; "
+             "options::reentrant makes it count holds)");
+}
+
+// Waits until no other thread of the process has the turn, or the client shuts down. False
+// when a timed call's deadline passes first; throws when lock()'s options::wait does.
+bool wait_for_turn(const request& r, std::unique_lock<std::mutex>& lock)
+{
+    const auto free = [&] { return !r.m.busy || r.m.client->closed(); };
+    if (!r.until) {
+        r.m.turn.wait(lock, free);
+        return true;
+    }
+    if (r.m.turn.wait_until(lock, *r.until, free)) {
+        return true;
+    }
+    if (r.k == kind::timed) {
+        return false;
+    }
+    fail(make_error_code(error::taken),
+         r.name() + ": another thread of this process held it for all of options::wait");
+}
+
+// Takes the thread's turn at the mutex: one thread of the process at a time acquires or holds
+// it.
+turn take_turn(const request& r)
+{
+    mutex_core& m = r.m;
+    std::unique_lock lock(m.m);
+    if (m.busy && m.owner == std::this_thread::get_id()) {
+        return hold_again(r);
+    }
+    const bool waited = m.busy;
+    if (m.busy && (r.k == kind::once || !wait_for_turn(r, lock))) {
+        return turn::not_free;
+    }
+    if (m.client->closed()) {
+        fail(make_error_code(error::shut_down), r.name() + ": its blocking::client was destroyed");
+    }
+    m.busy = true;
+    m.owner = std::this_thread::get_id();
+    m.holds = 0;
+    return waited ? turn::taken_after_waiting : turn::taken;
+}
+
+// Gives the turn back on any way out of an acquisition that does not keep the lock.
+struct turn_guard
+{
+    mutex_core& m;
+    bool kept = false;
+
+    explicit turn_guard(mutex_core& core) : m(core) {}
+    turn_guard(const turn_guard&) = delete;
+    turn_guard& operator=(const turn_guard&) = delete;
+    ~turn_guard()
+    {
+        if (!kept) {
+            std::lock_guard lock(m.m);
+            m.pass_turn();
+        }
+    }
+};
+
+// What to run on the nodes with the time that is left: one try, or attempts until the
+// deadline or for the rest of options::wait.
+struct attempt
+{
+    redlock::mutex target;
+    bool single;
+};
+
+attempt plan_attempt(const request& r, bool waited)
+{
+    const options& o = r.m.base.options();
+    const auto left = r.until ? *r.until - steady::now() : steady::duration::zero();
+    const bool bounded = r.k == kind::timed || (waited && r.until);
+    if (r.k == kind::once || (bounded && left <= steady::duration::zero())) {
+        return {r.m.base, true};
+    }
+    if (r.k == kind::timed) {
+        return {r.m.client->async().make_multi_mutex(r.m.names, until_deadline(o, r.deadline)),
+                false};
+    }
+    if (!bounded) {
+        return {r.m.base, false};
+    }
+    // lock() with options::wait, part of it spent waiting for the turn.
+    options rest = o;
+    rest.wait = std::chrono::ceil<std::chrono::milliseconds>(left);
+    return {r.m.client->async().make_multi_mutex(r.m.names, std::move(rest)), false};
+}
+
+std::tuple<error_code, guard> run_attempt(client_core& c, attempt& a)
+{
+    return client_core::wait(c.start_op<guard>(
+        [&](auto token) {
+            if (a.single) {
+                a.target.async_try_acquire(std::move(token));
+            } else {
+                a.target.async_acquire(std::move(token));
+            }
+        },
+        true));
+}
+
+// The lock was acquired: the thread keeps it, unless the client shut down meanwhile.
+void keep(const request& r, guard g, turn_guard& t)
+{
+    redlock::guard too_late;
+    {
+        std::lock_guard lock(r.m.m);
+        if (!r.m.client->closed()) {
+            r.m.current = std::move(g);
+            r.m.holds = 1;
+            r.m.last_was_failure = false;
+            t.kept = true;
+            return;
+        }
+        // Not kept: released in the background once the mutex's lock is let go.
+        too_late = std::move(g);
+    }
+    fail(make_error_code(error::shut_down),
+         r.name() + ": its blocking::client was destroyed meanwhile");
+}
+
+// The attempt failed: false for a conflict in try_lock and try_lock_for; throws otherwise.
+bool refuse(const request& r, error_code ec, guard g)
+{
+    const report rep = g.last_report();
+    {
+        std::lock_guard lock(r.m.m);
+        r.m.failed_attempt = std::move(g);
+        r.m.last_was_failure = true;
+    }
+    if (r.m.client->closed() || ec == asio::error::operation_aborted) {
+        fail(make_error_code(error::shut_down),
+             r.name() + ": its blocking::client was destroyed meanwhile");
+    }
+    if (r.k != kind::lock && conflict(ec, rep)) {
+        return false;
+    }
+    fail(ec, with_report(r.name(), rep));
+}
+
 // The calling thread's attempt to lock `m`: true once it holds it; false for a conflict when
 // `k` is once or timed. `deadline` is the timed attempt's.
 bool acquire(mutex_core& m, kind k, steady::time_point deadline)
 {
-    const char* function = k == kind::lock ? "lock" : k == kind::once ? "try_lock" : "try_lock_for";
-    client_core& c = *m.client;
-    client_core::call in_progress(c, call_name(function, m));
-    const options& o = m.base.options();
-    const auto started = steady::now();
-    std::optional<steady::time_point> turn_until;
-    if (k == kind::timed) {
-        turn_until = deadline;
-    } else if (k == kind::lock && o.wait) {
-        turn_until = started + *o.wait;
+    const request r = make_request(m, k, deadline);
+    client_core::call in_progress(*m.client, r.name());
+    const turn t = take_turn(r);
+    if (t == turn::held_again || t == turn::not_free) {
+        return t == turn::held_again;
     }
-    bool waited = false;
-    {
-        std::unique_lock lock(m.m);
-        if (m.busy && m.owner == std::this_thread::get_id()) {
-            if (o.reentrant && m.holds > 0) {
-                ++m.holds;
-                return true;
-            }
-            fail(make_error_code(boost::system::errc::resource_deadlock_would_occur),
-                 call_name(function, m) +
-                     ": this thread holds the lock already (the mutex is not reentrant; "
-                     "options::reentrant makes it count holds)");
-        }
-        if (m.busy) {
-            if (k == kind::once) {
-                return false;
-            }
-            waited = true;
-            const auto free = [&] { return !m.busy || c.closed(); };
-            if (!turn_until) {
-                m.turn.wait(lock, free);
-            } else if (!m.turn.wait_until(lock, *turn_until, free)) {
-                if (k == kind::timed) {
-                    return false;
-                }
-                fail(make_error_code(error::taken),
-                     call_name(function, m) +
-                         ": another thread of this process held it for all of options::wait");
-            }
-        }
-        if (c.closed()) {
-            fail(make_error_code(error::shut_down),
-                 call_name(function, m) + ": its blocking::client was destroyed");
-        }
-        m.busy = true;
-        m.owner = std::this_thread::get_id();
-        m.holds = 0;
+    // The thread's turn: one acquisition on the nodes, with the time that is left.
+    turn_guard held{m};
+    attempt a = plan_attempt(r, t == turn::taken_after_waiting);
+    auto [ec, g] = run_attempt(*m.client, a);
+    if (ec) {
+        return refuse(r, ec, std::move(g));
     }
+    keep(r, std::move(g), held);
+    return true;
+}
 
-    // The thread's turn: one acquisition on the nodes, with the time that is left. Any way
-    // out without the lock gives the turn back.
-    struct turn_guard
-    {
-        mutex_core& m;
-        bool kept = false;
-        ~turn_guard()
-        {
-            if (!kept) {
-                std::lock_guard lock(m.m);
-                m.pass_turn();
-            }
-        }
-    } turn{m};
-    redlock::mutex target = m.base;
-    bool single = k == kind::once;
-    {
-        const auto left = turn_until ? *turn_until - steady::now() : steady::duration::zero();
-        if ((k == kind::timed || (waited && turn_until)) && left <= steady::duration::zero()) {
-            single = true;
-        } else if (k == kind::timed) {
-            target = c.async().make_multi_mutex(m.names, until_deadline(o, deadline));
-        } else if (waited && turn_until) {
-            // lock() with options::wait, part of it spent waiting for the turn.
-            options rest = o;
-            rest.wait = std::chrono::ceil<std::chrono::milliseconds>(left);
-            target = c.async().make_multi_mutex(m.names, std::move(rest));
-        }
+// One hold less, under m.m: nullopt when the mutex is not locked, else whether it was the last.
+std::optional<bool> drop_hold(mutex_core& m)
+{
+    if (m.holds == 0) {
+        return std::nullopt;
     }
-    auto [ec, g] = client_core::wait(c.start_op<guard>(
-        [&](auto token) {
-            if (single) {
-                target.async_try_acquire(std::move(token));
-            } else {
-                target.async_acquire(std::move(token));
-            }
-        },
-        true));
+    return --m.holds == 0;
+}
 
-    if (!ec) {
-        redlock::guard too_late;
-        {
-            std::lock_guard lock(m.m);
-            if (!c.closed()) {
-                m.current = std::move(g);
-                m.holds = 1;
-                m.last_was_failure = false;
-                turn.kept = true;
-                return true;
-            }
-            // The client shut down meanwhile: not kept, released in the background.
-            too_late = std::move(g);
-        }
-        fail(make_error_code(error::shut_down),
-             call_name(function, m) + ": its blocking::client was destroyed meanwhile");
+// `unlock` on the io thread, which cannot wait: the guard's destructor releases the lock in the
+// background.
+std::optional<error_code> release_in_background(mutex_core& m)
+{
+    redlock::guard dropped;
+    std::lock_guard lock(m.m);
+    const auto last = drop_hold(m);
+    if (!last) {
+        return std::nullopt;
     }
-    const report r = g.last_report();
-    {
-        std::lock_guard lock(m.m);
-        m.failed_attempt = std::move(g);
-        m.last_was_failure = true;
+    if (*last) {
+        dropped = std::move(m.current);
+        m.pass_turn();
     }
-    if (c.closed() || ec == asio::error::operation_aborted) {
-        fail(make_error_code(error::shut_down),
-             call_name(function, m) + ": its blocking::client was destroyed meanwhile");
-    }
-    if (k != kind::lock && conflict(ec, r)) {
-        return false;
-    }
-    fail(ec, with_report(call_name(function, m), r));
+    return error_code{};
 }
 
 // Releases the last hold of the lock; nullopt when the mutex is not locked. `unlock` on the
@@ -222,22 +330,11 @@ bool acquire(mutex_core& m, kind k, steady::time_point deadline)
 std::optional<error_code> release(mutex_core& m, const char* function, bool may_throw)
 {
     client_core& c = *m.client;
-    if (may_throw && c.on_io_thread()) {
-        client_core::call refused(c, call_name(function, m));  // throws
-    }
     if (c.on_io_thread()) {
-        // Cannot wait here: the guard's destructor releases in the background.
-        redlock::guard dropped;
-        std::lock_guard lock(m.m);
-        if (m.holds == 0) {
-            return std::nullopt;
+        if (may_throw) {
+            client_core::call refused(c, call_name(function, m));  // throws
         }
-        if (--m.holds > 0) {
-            return error_code{};
-        }
-        dropped = std::move(m.current);
-        m.pass_turn();
-        return error_code{};
+        return release_in_background(m);
     }
     std::optional<client_core::call> in_progress;
     try {
@@ -254,10 +351,11 @@ std::optional<error_code> release(mutex_core& m, const char* function, bool may_
     redlock::guard g;
     {
         std::lock_guard lock(m.m);
-        if (m.holds == 0) {
+        const auto last = drop_hold(m);
+        if (!last) {
             return std::nullopt;
         }
-        if (--m.holds > 0) {
+        if (!*last) {
             return error_code{};
         }
         g = std::move(m.current);

@@ -59,18 +59,19 @@ struct exchange_run final : request_owner, socket_user
     std::optional<socket_failure> failure;
 };
 
-std::string describe(const socket_failure& f, const std::string& name)
+node_failure reason_of(const socket_failure& f, const std::string& name)
 {
     if (f.where == socket_failure::stage::matching) {
-        return "protocol error from " + name + ": " + f.diagnostics;
+        return node_failure{node_errc::protocol_error,
+                            "protocol error from " + name + ": " + f.diagnostics};
     }
-    return f.error.message();
+    return node_failure{node_errc::connection_lost, f.error.message()};
 }
 
 }  // namespace
 
-asio::awaitable<std::string> exchange(stream& s, const std::string& commands, std::size_t count,
-                                      std::vector<resp::reply>& replies, const std::string& name)
+asio::awaitable<node_failure> exchange(stream& s, const std::string& commands, std::size_t count,
+                                       std::vector<resp::reply>& replies, const std::string& name)
 {
     replies.clear();
     auto run = std::make_shared<exchange_run>(co_await asio::this_coro::executor);
@@ -80,13 +81,13 @@ asio::awaitable<std::string> exchange(stream& s, const std::string& commands, st
     run->io.attach(std::move(s), run);
     co_await run->settled.async_wait(asio::as_tuple(asio::use_awaitable));
     if (run->failure) {
-        co_return describe(*run->failure, name);
+        co_return reason_of(*run->failure, name);
     }
     if (!run->answered) {
         // Cancelled: the request and the runner's handlers let go of the exchange.
         run->io.close();
         (void)run->mux.fail_all();
-        co_return "cancelled";
+        co_return failure_of(node_errc::cancelled);
     }
     s = run->io.detach();
     if (count > 1) {
@@ -94,7 +95,7 @@ asio::awaitable<std::string> exchange(stream& s, const std::string& commands, st
     } else {
         replies.push_back(std::move(run->reply));
     }
-    co_return std::string();
+    co_return node_failure{};
 }
 
 }  // namespace redlock::detail

@@ -8,6 +8,7 @@
 
 #include <redlock/node.hpp>
 
+#include "core/node_error.hpp"
 #include "net/stream.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -20,24 +21,24 @@ namespace redlock::detail {
 
 /// Connects `s` to `endpoint` (a server: host and port, or a unix socket), runs TLS for a
 /// `rediss://` node (with `tls`), then the handshake (AUTH when a password is set; SELECT
-/// when `select_db` and the db is not 0), all within `timeout`. Returns an error message
-/// naming the node and the cause (never the password), empty on success.
-boost::asio::awaitable<std::string> open_stream(stream& s, const node& endpoint,
-                                                std::chrono::milliseconds timeout, bool select_db,
-                                                boost::asio::ssl::context* tls, bool verify_name);
+/// when `select_db` and the db is not 0), all within `timeout`. Returns what failed, its
+/// detail naming the node and the cause (never the password); no failure on success.
+boost::asio::awaitable<node_failure> open_stream(stream& s, const node& endpoint,
+                                                 std::chrono::milliseconds timeout, bool select_db,
+                                                 boost::asio::ssl::context* tls, bool verify_name);
 
 /// `open_stream` without its deadline, for callers that bound several steps at once;
 /// `timeout` only scales the check for a TLS URL on a plain port.
-boost::asio::awaitable<std::string> connect_and_greet(stream& s, const node& endpoint,
-                                                      bool select_db,
-                                                      boost::asio::ssl::context* tls,
-                                                      bool verify_name,
-                                                      std::chrono::milliseconds timeout);
+boost::asio::awaitable<node_failure> connect_and_greet(stream& s, const node& endpoint,
+                                                       bool select_db,
+                                                       boost::asio::ssl::context* tls,
+                                                       bool verify_name,
+                                                       std::chrono::milliseconds timeout);
 
-/// Runs `op`, which answers an error message (empty on success), until `timeout`; then
-/// answers "`what` timed out after N ms".
-boost::asio::awaitable<std::string> within_deadline(boost::asio::awaitable<std::string> op,
-                                                    std::chrono::milliseconds timeout,
-                                                    std::string what);
+/// Runs `op`, a step of opening a connection, until `timeout`; then answers
+/// `connect_timed_out`, "`what` timed out after N ms".
+boost::asio::awaitable<node_failure> within_deadline(boost::asio::awaitable<node_failure> op,
+                                                     std::chrono::milliseconds timeout,
+                                                     std::string what);
 
 }  // namespace redlock::detail

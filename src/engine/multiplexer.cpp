@@ -11,14 +11,10 @@ namespace redlock::detail {
 
 namespace {
 
-// A script's id from the command that runs it: the address of its text. Only a command that
-// can fall back to EVAL has one.
-script_id script_of(const command& cmd) noexcept
+// The script a command runs, when it can fall back to EVAL.
+const lua_script* script_of(const command& cmd) noexcept
 {
-    if (cmd.script == nullptr || cmd.fallback.empty()) {
-        return 0;
-    }
-    return reinterpret_cast<script_id>(cmd.script);
+    return cmd.fallback.empty() ? nullptr : cmd.script;
 }
 
 // The error code a Redis error reply starts with ("NOSCRIPT No matching script..."): the
@@ -49,15 +45,13 @@ const resp::reply& own_reply(const command& cmd, const resp::reply& reply) noexc
 
 multiplexer::multiplexer(socket_use use) : use_(use) {}
 
-multiplexer::awaited multiplexer::add(submission s)
+bool multiplexer::add(submission s)
 {
-    queue_.push_back(entry{std::move(s)});
-    if (!unresponsive_) {
-        return awaited::yes;
+    if (unresponsive_) {
+        return false;
     }
-    queue_.back().told = true;
-    ++given_up_;
-    return awaited::no;
+    queue_.push_back(entry{std::move(s)});
+    return true;
 }
 
 bool multiplexer::resume_writes() noexcept
@@ -91,15 +85,15 @@ std::size_t multiplexer::prepare_write(std::string& out)
 // given up before its NOSCRIPT is read.
 void multiplexer::choose_script_form(entry& e)
 {
-    const script_id id = script_of(*e.request.cmd);
-    if (id == 0) {
+    const lua_script* script = script_of(*e.request.cmd);
+    if (script == nullptr) {
         return;
     }
-    if (!e.as_eval && !scripts_.knows(id)) {
+    if (!e.as_eval && !scripts_.test(script->index)) {
         e.as_eval = true;
     }
     if (e.as_eval) {
-        scripts_.remember(id);
+        scripts_.set(script->index);
     }
 }
 
@@ -168,6 +162,7 @@ std::optional<reader_action> multiplexer::on_reply(resp::reply r)
 {
     heard_ = true;
     unresponsive_ = false;
+    ++replies_read_;
     if (use_ == socket_use::pubsub) {
         if (auto action = on_pubsub_reply(r)) {
             return action;
@@ -240,17 +235,17 @@ multiplexer::entry multiplexer::pop_front()
 reader_action multiplexer::settle(entry e, resp::reply whole)
 {
     const resp::reply& own = own_reply(*e.request.cmd, whole);
-    const script_id id = script_of(*e.request.cmd);
-    if (id != 0 && own.is_error() && e.as_eval) {
+    const lua_script* script = script_of(*e.request.cmd);
+    if (script != nullptr && own.is_error() && e.as_eval) {
         // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM) loaded nothing: the
         // script's next use sends its text again. (After one that ran and failed, this costs
         // one EVAL more.)
-        scripts_.forget(id);
-    } else if (id != 0 && own.is_error() && error_code_word(own) == noscript) {
+        scripts_.reset(script->index);
+    } else if (script != nullptr && own.is_error() && error_code_word(own) == noscript) {
         // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): the same
         // request goes again as EVAL, behind what was written since, and even when given up,
         // since it was meant to run.
-        scripts_.forget(id);
+        scripts_.reset(script->index);
         e.as_eval = true;
         submission again = e.request;
         queue_.push_back(std::move(e));
@@ -265,14 +260,13 @@ reader_action multiplexer::settle(entry e, resp::reply whole)
                          .reply = std::move(whole)};
 }
 
-bool multiplexer::gave_up(bool timed_out)
+bool multiplexer::went_silent(std::uint64_t mark) noexcept
 {
-    ++given_up_;
-    if (!timed_out) {
+    if (mark != replies_read_) {
         return false;
     }
     unresponsive_ = true;
-    return looks_stuck();
+    return true;
 }
 
 bool multiplexer::looks_stuck()
@@ -322,7 +316,7 @@ void multiplexer::reset_socket_state()
     broken_.clear();
     decoder_.reset();
     fed_ = 0;
-    scripts_.clear();
+    scripts_.reset();
 }
 
 }  // namespace redlock::detail

@@ -4,8 +4,8 @@
 // The engine of one socket to one Redis server, without I/O (sans-io): which bytes to write
 // next, which request a reply belongs to, what a NOSCRIPT means, when the stream can no
 // longer be matched to requests, when the server looks stuck. Every decision is here, so that
-// it is unit-tested without a socket (tests/unit/test_multiplexer.cpp); a runner does the
-// I/O and does what the multiplexer says.
+// it is unit-tested without a socket (tests/unit/test_multiplexer.cpp); the runner
+// (runner.hpp) does the I/O and does what the multiplexer says.
 //
 // A request goes through three states: queued (`add`), written (`prepare_write` moves every
 // queued request, in order, into the in-flight FIFO and hands out their bytes in one batch),
@@ -13,7 +13,7 @@
 // stop, cancellation); it is still written, and its reply is read and dropped, never matched
 // to the next request: Redis answers a connection's commands once each, in order.
 //
-// How a runner drives it (one per socket; all calls on one strand):
+// How the runner drives it (one reader and one writer per socket; all calls on one strand):
 //
 //   writer: whenever a request was added, writes resumed, a write completed or a reply asked
 //     for a resend:
@@ -27,19 +27,20 @@
 //             read:    async_read_some(socket, buf) -> mux.feed(buf, n); continue the loop
 //                      (on a read error: fail the socket);
 //             park:    return (nothing owed: an idle client keeps no read pending);
-//             deliver: step.request.owner->deliver(step.request.index, reply);
-//             drop:    nothing (its owner gave it up);
+//             deliver: to the socket's user, who tells step.request.owner the reply;
+//             drop:    to the user too (its owner gave it up: nobody to tell);
 //             resend:  kick the writer;
 //             push:    hand step.reply to the push handler;
 //             fail:    fail the socket with step.error and step.diagnostics;
 //         }
 //     After each step the reader checks that its socket is still the current one: an owner
 //     told an outcome may close the link or fail the socket.
-//   failing the socket: close it, and tell each request `fail_all()` returns the failure
-//     (their owners still want them; given-up ones are dropped).
+//   failing the socket: close it; the user tells each request `fail_all()` returns the
+//     failure (their owners still want them; given-up ones are dropped).
 //   connecting: `connected()` once a fresh socket is open and greeted, then kick the writer.
-//   a request given up: if `gave_up(timed_out)`, post a check of `looks_stuck` to the end of
-//     the strand's turn, and fail the socket if it still looks stuck then.
+//   a request given up: `gave_up()`; at its deadline, also `went_silent(replies_read() of
+//     the time)` at the end of the strand's turn, and fail the socket if it then
+//     `looks_stuck()`.
 // The runner is the one place besides net/stream that reads and writes sockets.
 //
 // The four users of a socket all run this way, each with its own multiplexer:
@@ -63,8 +64,8 @@
 // nothing else has their shape.
 
 #include "core/clock.hpp"
+#include "engine/lua_script.hpp"
 #include "engine/request.hpp"
-#include "engine/script_cache.hpp"
 #include "resp/resp.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -154,19 +155,11 @@ class multiplexer
   public:
     explicit multiplexer(socket_use use = socket_use::requests);
 
-    /// How a request added now is awaited.
-    enum class awaited {
-        /// Its owner is told its outcome once its reply is read.
-        yes,
-        /// The server has answered nothing since a request timed out unanswered (see
-        /// `gave_up`): the request is written all the same, so that it keeps its place
-        /// behind the requests before it (a clean-up behind its attempt), but its owner is to
-        /// be told at once that the node is not answering, and its reply is read and dropped.
-        no,
-    };
-
-    /// Queues a request; the next `prepare_write` writes it.
-    awaited add(submission s);
+    /// Queues a request; the next `prepare_write` writes it. Returns false, and queues
+    /// nothing, while the server is silent (`went_silent`): nothing new goes to a server that
+    /// answered nothing for a per-node deadline, until it answers; the owner is to be told
+    /// at once.
+    [[nodiscard]] bool add(submission s);
 
     /// Holds back writes until as many `resume_writes` calls; requests queued meanwhile go
     /// out together. Holds outlive sockets. Returns whether writes may go now.
@@ -193,20 +186,22 @@ class multiplexer
     /// The next thing for the reader to do, from the bytes fed so far.
     reader_action next();
 
-    /// A request's owner gave it up (after marking it given up), at its deadline when
-    /// `timed_out`. Returns true when that leaves every request in flight given up after a
-    /// timeout: the server looks stuck. The runner then checks `looks_stuck` again at the end
-    /// of its turn, and fails the socket if it still does: a clean-up queued in the same turn
-    /// must go out on this socket, behind the request it undoes.
-    ///
-    /// A request that timed out unanswered makes the socket unresponsive: replies come in
-    /// order, so every request before it went unanswered too, and the server has answered
-    /// nothing for a whole per-node deadline. Until it answers something, nobody is kept
-    /// waiting for it (`add` says `awaited::no`).
-    bool gave_up(bool timed_out);
+    /// A request's owner gave it up (after marking it given up), at its deadline or not.
+    void gave_up() noexcept { ++given_up_; }
+    /// How many replies were read so far: the mark a timeout leaves for `went_silent`.
+    std::uint64_t replies_read() const noexcept { return replies_read_; }
+    /// Called at the end of the strand's turn in which a request timed out, with the
+    /// `replies_read()` of that moment: not at once, since the clean-up of the request, queued
+    /// in the same turn, must still go out on this socket, behind the request it undoes.
+    /// Returns true unless a reply was read since: the server has answered nothing for a
+    /// per-node deadline (replies come in order, so it answered no request before that one
+    /// either). It is then silent (`unresponsive`), and `add` refuses until it answers; and
+    /// when every request in flight was given up too (`looks_stuck`), the server is stuck or
+    /// gone, and the socket is to be failed rather than kept behind it forever.
+    bool went_silent(std::uint64_t mark) noexcept;
     /// True when requests are in flight and their owners gave every one up.
     bool looks_stuck();
-    /// True from a timeout (`gave_up`) until the server's next reply on this socket.
+    /// True from `went_silent` until the server's next reply on this socket.
     bool unresponsive() const noexcept { return unresponsive_; }
 
     /// A fresh socket is up (greeted): it knows no script yet, and nothing is read from it.
@@ -234,9 +229,7 @@ class multiplexer
         bool as_eval = false;
         /// The replies so far of a request that expects several.
         std::vector<resp::reply> gathered{};
-        /// Its owner was told at once that the server is not answering (`awaited::no`).
-        bool told = false;
-        bool given_up() const noexcept { return told || request.owner->given_up(request.index); }
+        bool given_up() const noexcept { return request.owner->given_up(request.index); }
     };
 
     void choose_script_form(entry& e);
@@ -256,15 +249,18 @@ class multiplexer
     resp::decoder decoder_;
     /// The bytes fed to `decoder_` since its reset.
     std::size_t fed_ = 0;
-    script_cache scripts_;
+    /// The scripts this socket's server was sent the text of: later uses go by SHA-1 alone.
+    /// What was sent on another socket is not known to have reached this server (a restart,
+    /// a failover, SCRIPT FLUSH), so a fresh socket starts empty.
+    script_set scripts_;
     bool up_ = false;
     bool writing_ = false;
     bool reading_ = false;
     bool heard_ = false;
     bool unresponsive_ = false;
+    std::uint64_t replies_read_ = 0;
     unsigned holds_ = 0;
-    /// Requests queued or in flight that their owners gave up (`gave_up` calls), or that
-    /// nobody awaits (`awaited::no`).
+    /// Requests queued or in flight that their owners gave up (`gave_up` calls).
     std::size_t given_up_ = 0;
     /// How many requests at the front of the FIFO are known to be given up: a request given
     /// up stays given up, so the scan for `looks_stuck` resumes where it stopped (a stopped

@@ -5,7 +5,10 @@
 // expects, and whoever waits for its outcome.
 
 #include "core/clock.hpp"
+#include "engine/lua_script.hpp"
 #include "resp/resp.hpp"
+
+#include <boost/system/error_code.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -20,9 +23,9 @@ struct command
 {
     std::string payload;
     std::string fallback;
-    /// For EVALSHA: which script it runs (the address of its text, which lives as long as
-    /// the program), so that a connection sends each script's text once per socket.
-    const void* script = nullptr;
+    /// For EVALSHA: the script it runs, a row of the script table (which lives as long as the
+    /// program), so that a connection sends each script's text once per socket.
+    const lua_script* script = nullptr;
     /// How many replies the payload's commands get, one per command (an acquire followed by
     /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
     std::uint8_t replies = 1;
@@ -40,8 +43,11 @@ struct exec_result
     enum class outcome { replied, timed_out, failed, cancelled };
     outcome status = outcome::failed;
     resp::reply reply;
-    /// For timed_out and failed: what happened, for the per-node report.
+    /// For timed_out, failed and cancelled: what happened, for people (the per-node report).
     std::string detail;
+    /// For timed_out, failed and cancelled: the cause, a `node_errc`, which decisions are
+    /// made on.
+    boost::system::error_code code{};
 };
 
 /// Whoever waits for requests' outcomes (a quorum round, one `execute`): told each outcome on

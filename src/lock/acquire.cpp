@@ -6,7 +6,6 @@
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
-#include "core/misconfiguration.hpp"
 #include "core/spawn.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"
@@ -56,76 +55,61 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
     broadcast(c.connections, std::move(cmd));
 }
 
-// While an acquire waits to retry, a release of one of its keys may wake it: a release by
-// this client hands the lock to its longest-waiting acquire at once, a release seen on a node
-// wakes it unless another of the client's acquires is trying already (waiters.hpp).
-class wake_on_release
+// An acquire's place in the client's lines of waiters for its keys (waiters.hpp), from the
+// moment its acquire_fsm says that a release may wake it until it completes. While it is
+// there, the subscribers listen for the keys' releases.
+class line_place
 {
   public:
-    wake_on_release(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& timer)
-        : client_(c), keys_(keys), waiter_(timer)
+    line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause)
+        : client_(c), keys_(keys), waiter_(pause)
     {
     }
-    wake_on_release(const wake_on_release&) = delete;
-    wake_on_release& operator=(const wake_on_release&) = delete;
-    ~wake_on_release()
-    {
-        if (watching_) {
-            for (const std::string& key : keys_) {
-                if (client_.waiters->leave(key, waiter_)) {
-                    // Handed a release that went out quietly, and cancelled before its
-                    // attempt, with nobody of this client to take its turn: the key will be
-                    // free, so the other clients' waiters must hear of it after all.
-                    announce_release(client_, key, waiter_.handed_value);
-                    waiter_.held_writes.end();  // the message goes in the held write
-                }
-                for (const auto& s : client_.subscribers) {
-                    s->unwatch(key);
-                }
-            }
-        }
-    }
-    void start()
-    {
-        if (!watching_) {
-            watching_ = true;
-            for (const std::string& key : keys_) {
-                client_.waiters->enter(key, waiter_);
-                for (const auto& s : client_.subscribers) {
-                    s->watch(key);
-                }
-            }
-        }
-    }
-    /// Before a retry pause: whether a release came while the attempt was under way. Once
-    /// in a row at most, so that releases seen during attempts cannot keep a waiter from
-    /// ever pausing.
-    bool missed_a_release()
-    {
-        const bool skip = waiter_.missed && !skipped_;
-        waiter_.missed = false;
-        skipped_ = skip;
-        return skip;
-    }
-    /// Around the retry pause.
-    void pausing(bool p) { waiter_.pausing = p && watching_; }
-    /// The pause's wait ended because the client moved its end (a yield): wait again.
-    bool rescheduled() { return std::exchange(waiter_.rescheduled, false); }
-    /// The pause ended because another owner's release was seen on a node.
-    bool woken_by_release_message() { return std::exchange(waiter_.by_release_message, false); }
-    /// An attempt begins: a wake-up that led here has been used.
-    void attempting() { waiter_.woken = false; }
-    /// The hold on the nodes' writes taken for this attempt by a hand-off, if any: the
-    /// attempt's round ends it.
-    write_hold take_held_writes() { return std::move(waiter_.held_writes); }
+    line_place(const line_place&) = delete;
+    line_place& operator=(const line_place&) = delete;
+    ~line_place();
+
+    void join();
+    waiter& self() noexcept { return waiter_; }
 
   private:
     client_impl& client_;
     const std::vector<std::string>& keys_;
     waiter waiter_;
-    bool watching_ = false;
-    bool skipped_ = false;
+    bool joined_ = false;
 };
+
+void line_place::join()
+{
+    if (std::exchange(joined_, true)) {
+        return;
+    }
+    for (const std::string& key : keys_) {
+        client_.waiters->enter(key, waiter_);
+        for (const auto& s : client_.subscribers) {
+            s->watch(key);
+        }
+    }
+}
+
+line_place::~line_place()
+{
+    if (!joined_) {
+        return;
+    }
+    for (const std::string& key : keys_) {
+        if (client_.waiters->leave(key, waiter_)) {
+            // Handed a release that went out quietly, and gone before its attempt, with
+            // nobody of this client to take its turn: the key will be free, so the other
+            // clients' waiters must hear of it after all.
+            announce_release(client_, key, waiter_.handed_value);
+            waiter_.held_writes.end();  // the message goes in the held write
+        }
+        for (const auto& s : client_.subscribers) {
+            s->unwatch(key);
+        }
+    }
+}
 
 std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 {
@@ -134,22 +118,6 @@ std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
         token = std::max(token, o.fencing_token);
     }
     return token;
-}
-
-// Raises the fencing counters of `m`'s keys to `token` on every node; true when a quorum
-// confirmed it before `until`.
-asio::awaitable<bool> write_back_token(const std::shared_ptr<client_impl>& c, const mutex_state& m,
-                                       std::uint64_t token, clock::time_point until)
-{
-    const options& o = m.opts;
-    request req = fence_raise_request(m.shape(), token);
-    round r{.cmd = std::move(req.cmd),
-            .read = req.read,
-            .deadline = std::min(until, clock::now() + node_timeout(o.expiry, o.timeout_factor)),
-            .rule = stop_rule::quorum_reached,
-            .shuffle = o.shuffle_nodes};
-    const tally t = count(co_await run_round(c->connections, std::move(r)));
-    co_return t.reached() && clock::now() < until;
 }
 
 // The delete after a failed attempt, done once a quorum replied. A reentrant lock's count is
@@ -170,150 +138,253 @@ round clean_up_round(const mutex_state& m, std::string_view value, const report&
     return r;
 }
 
+// The owner value of one acquisition; empty if the user's generator failed. A reentrant
+// lock's owner is the mutex (and its copies): one value for all of them.
+std::string owner_value_for(const mutex_state& m)
+{
+    const options& o = m.opts;
+    try {
+        return !m.owner.empty()   ? m.owner
+               : !o.value.empty() ? o.value
+               : o.gen_value      ? o.gen_value()
+                                  : random_owner_value();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
 using guard_result = std::tuple<error_code, guard>;
+
+// One acquire: the I/O of each step its acquire_fsm decides, and what came of it. Every
+// attempt goes to all nodes with a per-node timeout; the lock is held once a quorum accepted
+// it with validity left (and, fenced, a quorum raised its counters to the token); a failed
+// attempt is deleted everywhere, then retried after a random delay that a release may cut
+// short. Cancellation is checked after each step, so that a cancelled attempt still cleans
+// up.
+class acquisition
+{
+  public:
+    acquisition(std::shared_ptr<mutex_state> m, std::string value, bool single_attempt,
+                asio::cancellation_state cs);
+
+    const std::vector<std::shared_ptr<node_link>>& nodes() const { return c_.connections; }
+
+    acquire_fsm::action start();
+    round attempt_round();
+    acquire_fsm::action attempted(std::vector<node_outcome> outcomes);
+    round token_round() const;
+    acquire_fsm::action token_written(const std::vector<node_outcome>& outcomes);
+    guard_result grant();
+    // Queued in the same turn as the attempt's timeouts, so that on a node that stopped
+    // answering it follows the attempt's request on the same socket (connection::gave_up).
+    // Done once a quorum replied: those nodes no longer hold the value; the others' deletes
+    // go on in the background, even if the caller cancels meanwhile.
+    round clean_up_round() const { return detail::clean_up_round(*m_, value_, rep_); }
+    acquire_fsm::action cleaned_up();
+    acquire_fsm::action delay_chosen(int attempt_number);
+    asio::awaitable<acquire_fsm::action> retry_pause(std::chrono::milliseconds delay);
+    guard_result failed(error_code ec) const { return {ec, failed_guard(m_, rep_)}; }
+
+  private:
+    bool cancelled() const { return detail::cancelled(cs_); }
+    // From the action on which the machine says so, a release may wake this acquire.
+    acquire_fsm::action follow(acquire_fsm::action act);
+
+    std::shared_ptr<mutex_state> m_;
+    client_impl& c_;
+    const options& o_;
+    std::string value_;
+    asio::cancellation_state cs_;
+    acquire_fsm fsm_;
+    asio::steady_timer pause_;
+    line_place place_;
+    report rep_;
+    // The current attempt's.
+    clock::time_point start_{};
+    clock::time_point until_{};
+    std::uint64_t token_ = 0;
+};
+
+acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool single_attempt,
+                         asio::cancellation_state cs)
+    : m_(std::move(m)),
+      c_(*m_->client),
+      o_(m_->opts),
+      value_(std::move(value)),
+      cs_(cs),
+      fsm_({.tries = single_attempt ? 1 : o_.tries,
+            .give_up_at = o_.wait ? clock::now() + *o_.wait : clock::time_point::max(),
+            .wake_on_release = o_.wake_on_release,
+            .reentrant = o_.reentrant,
+            .fencing = o_.fencing}),
+      pause_(c_.strand),
+      place_(c_, m_->keys, pause_)
+{
+}
+
+acquire_fsm::action acquisition::follow(acquire_fsm::action act)
+{
+    if (act.watch_releases) {
+        place_.join();
+    }
+    return act;
+}
+
+acquire_fsm::action acquisition::start()
+{
+    return follow(fsm_.start(c_.waiters->ours(m_->keys)));
+}
+
+round acquisition::attempt_round()
+{
+    start_ = clock::now();
+    const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
+    request req = acquire_request(m_->shape(), value_, o_.expiry);
+    if (o_.wait_for_replicas > 0) {
+        // Half the per-node deadline for the replicas, the rest for the round trip and the
+        // command itself.
+        add_replica_wait(req.cmd, o_.wait_for_replicas,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(per_node) / 2);
+    }
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = value_,
+                 .deadline = start_ + per_node,
+                 .rule = o_.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
+                 .shuffle = o_.shuffle_nodes,
+                 .replies_with_token = o_.fencing,
+                 .replicas = o_.wait_for_replicas,
+                 .ends_hold = place_.self().attempt_begins()};
+}
+
+acquire_fsm::action acquisition::attempted(std::vector<node_outcome> outcomes)
+{
+    const tally t = count(outcomes);
+    until_ = valid_until(start_, o_.expiry, o_.drift_factor);
+    token_ = o_.fencing ? largest_token(outcomes) : 0;
+    rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
+    return follow(fsm_.attempted({.quorum_with_validity = t.reached() && clock::now() < until_,
+                                  .taken_by_other = t.taken_by_other(),
+                                  .some_taken = t.taken > 0},
+                                 cancelled()));
+}
+
+// Raises the fencing counters of the keys to the attempt's token on every node.
+round acquisition::token_round() const
+{
+    request req = fence_raise_request(m_->shape(), token_);
+    return round{
+        .cmd = std::move(req.cmd),
+        .read = req.read,
+        .deadline = std::min(until_, clock::now() + node_timeout(o_.expiry, o_.timeout_factor)),
+        .rule = stop_rule::quorum_reached,
+        .shuffle = o_.shuffle_nodes};
+}
+
+acquire_fsm::action acquisition::token_written(const std::vector<node_outcome>& outcomes)
+{
+    const bool confirmed = count(outcomes).reached() && clock::now() < until_;
+    return follow(fsm_.token_written(confirmed, cancelled()));
+}
+
+guard_result acquisition::grant()
+{
+    auto l = std::make_shared<lock_state>();
+    l->mutex = m_;
+    l->value = value_;
+    l->fencing_token = token_;
+    l->until = until_;
+    l->extended_at = start_;
+    l->owns = true;
+    l->set_report(rep_);
+    if (o_.auto_extend) {
+        start_watch(l);
+    }
+    m_->set_report(rep_);
+    c_.waiters->granted(m_->keys, start_);
+    return {error_code{}, access::make<guard>(std::move(l))};
+}
+
+acquire_fsm::action acquisition::cleaned_up()
+{
+    c_.waiters->attempt_failed(m_->keys);
+    return follow(fsm_.cleaned_up(quorum_ruled_out(rep_.nodes), cancelled()));
+}
+
+acquire_fsm::action acquisition::delay_chosen(int attempt_number)
+{
+    std::chrono::milliseconds delay{};
+    try {
+        delay = o_.retry_delay(attempt_number);
+    } catch (const std::exception&) {
+        return follow(fsm_.delay_failed());
+    }
+    return follow(fsm_.delay_chosen(delay, clock::now()));
+}
+
+// Skipped once after a release seen during the attempt; ended early by a release of one of
+// the keys (waiters.hpp).
+asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milliseconds delay)
+{
+    waiter& w = place_.self();
+    w.on(waiter_event::pause_begins);
+    if (w.state() == waiter_state::pausing) {
+        pause_.expires_after(delay);
+        do {
+            co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+            w.on(waiter_event::pause_ends);
+        } while (w.state() == waiter_state::pausing);  // its end was moved: wait on
+    }
+    if (follows_release_message(w.state()) && !cancelled()) {
+        // Other clients' waiters heard of the same release: see release_wake_spread.
+        pause_.expires_after(random_release_wake_delay());
+        co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+    }
+    co_return follow(fsm_.paused(cancelled()));
+}
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
 {
-    // Cancellation is checked after each step, so that a cancelled attempt still cleans up.
     // As accept_cancellation() (spawn.hpp), inline, to save the frame of a nested coroutine.
     // Total cancellation too: a cancelled acquire takes back what it did (its clean-up).
     co_await asio::this_coro::throw_if_cancelled(false);
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
-    const std::shared_ptr<client_impl>& c = m->client;
-    const options& o = m->opts;
-    if (c->shut_down) {
+    if (m->client->shut_down) {
         co_return guard_result{error::shut_down, failed_guard(m, {})};
     }
-
-    std::string value;
-    try {
-        // A reentrant lock's owner is the mutex (and its copies): one value for all of them.
-        value = !m->owner.empty()  ? m->owner
-                : !o.value.empty() ? o.value
-                : o.gen_value      ? o.gen_value()
-                                   : random_owner_value();
-    } catch (const std::exception&) {
-        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
-    }
+    std::string value = owner_value_for(*m);
     if (value.empty()) {
         co_return guard_result{error::invalid_argument, failed_guard(m, {})};
     }
-
-    const auto started = clock::now();
-    acquire_fsm fsm({.tries = single_attempt ? 1 : o.tries,
-                     .give_up_at = o.wait ? started + *o.wait : clock::time_point::max(),
-                     .wake_on_release = o.wake_on_release,
-                     .reentrant = o.reentrant,
-                     .fencing = o.fencing});
-    const auto per_node = node_timeout(o.expiry, o.timeout_factor);
-    asio::steady_timer pause(c->strand);
-    wake_on_release wake(*c, m->keys, pause);
-    report rep;
-    // The current attempt's.
-    clock::time_point start{};
-    clock::time_point until{};
-    std::uint64_t token = 0;
-
+    acquisition a(std::move(m), std::move(value), single_attempt, cs);
     // Does what the state machine says, and tells it what came of it.
-    for (auto act = fsm.start(c->waiters->ours(m->keys));;) {
-        if (act.watch_releases) {
-            wake.start();  // from now on a release wakes the retry
-        }
+    for (auto act = a.start();;) {
         switch (act.step) {
             case acquire_step::attempt: {
-                wake.attempting();
-                start = clock::now();
-                request req = acquire_request(m->shape(), value, o.expiry);
-                if (o.wait_for_replicas > 0) {
-                    // Half the per-node deadline for the replicas, the rest for the round trip
-                    // and the command itself.
-                    add_replica_wait(
-                        req.cmd, o.wait_for_replicas,
-                        std::chrono::duration_cast<std::chrono::milliseconds>(per_node) / 2);
-                }
-                round r{.cmd = std::move(req.cmd),
-                        .read = req.read,
-                        .value = value,
-                        .deadline = start + per_node,
-                        .rule = o.fail_fast ? stop_rule::outcome_known : stop_rule::quorum_reached,
-                        .shuffle = o.shuffle_nodes,
-                        .replies_with_token = o.fencing,
-                        .replicas = o.wait_for_replicas,
-                        .ends_hold = wake.take_held_writes()};
-                auto outcomes = co_await run_round(c->connections, std::move(r));
-                const tally t = count(outcomes);
-                until = valid_until(start, o.expiry, o.drift_factor);
-                token = o.fencing ? largest_token(outcomes) : 0;
-                rep = make_report(std::move(outcomes), fsm.attempt_number());
-                act = fsm.attempted({.quorum_with_validity = t.reached() && clock::now() < until,
-                                     .taken_by_other = t.taken_by_other(),
-                                     .some_taken = t.taken > 0},
-                                    cancelled(cs));
+                auto outcomes = co_await run_round(a.nodes(), a.attempt_round());
+                act = a.attempted(std::move(outcomes));
                 break;
             }
             case acquire_step::write_back_token: {
-                const bool confirmed = co_await write_back_token(c, *m, token, until);
-                act = fsm.token_written(confirmed, cancelled(cs));
+                auto outcomes = co_await run_round(a.nodes(), a.token_round());
+                act = a.token_written(outcomes);
                 break;
             }
-            case acquire_step::grant: {
-                auto l = std::make_shared<lock_state>();
-                l->mutex = m;
-                l->value = value;
-                l->fencing_token = token;
-                l->until = until;
-                l->extended_at = start;
-                l->owns = true;
-                l->set_report(rep);
-                if (o.auto_extend) {
-                    start_watch(l);
-                }
-                m->set_report(rep);
-                c->waiters->granted(m->keys, start);
-                co_return guard_result{error_code{}, access::make<guard>(std::move(l))};
-            }
+            case acquire_step::grant:
+                co_return a.grant();
             case acquire_step::clean_up:
-                // Queued in the same turn as the attempt's timeouts, so that on a node that
-                // stopped answering it follows the attempt's request on the same socket
-                // (connection::gave_up). Done once a quorum replied: those nodes no longer
-                // hold the value; the others' deletes go on in the background, even if the
-                // caller cancels meanwhile.
-                co_await run_round(c->connections, clean_up_round(*m, value, rep));
-                c->waiters->attempt_failed(m->keys);
-                act = fsm.cleaned_up(quorum_ruled_out(rep.nodes), cancelled(cs));
+                co_await run_round(a.nodes(), a.clean_up_round());
+                act = a.cleaned_up();
                 break;
             case acquire_step::choose_delay:
-                try {
-                    const auto delay = o.retry_delay(act.attempt_number);
-                    act = fsm.delay_chosen(delay, clock::now());
-                } catch (const std::exception&) {
-                    act = fsm.delay_failed();
-                }
+                act = a.delay_chosen(act.attempt_number);
                 break;
-            case acquire_step::pause: {
-                bool after_release = wake.missed_a_release();
-                if (!after_release) {
-                    pause.expires_after(act.delay);
-                    wake.pausing(true);
-                    co_await pause.async_wait(asio::as_tuple(use_awaitable));
-                    while (wake.rescheduled()) {
-                        co_await pause.async_wait(asio::as_tuple(use_awaitable));
-                    }
-                    wake.pausing(false);
-                    after_release = wake.woken_by_release_message();
-                }
-                if (after_release && !cancelled(cs)) {
-                    // Other clients' waiters heard of the same release: see
-                    // release_wake_spread.
-                    pause.expires_after(random_release_wake_delay());
-                    co_await pause.async_wait(asio::as_tuple(use_awaitable));
-                }
-                act = fsm.paused(cancelled(cs));
+            case acquire_step::pause:
+                act = co_await a.retry_pause(act.delay);
                 break;
-            }
             case acquire_step::complete:
-                co_return guard_result{act.ec, failed_guard(m, rep)};
+                co_return a.failed(act.ec);
         }
     }
 }

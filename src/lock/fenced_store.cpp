@@ -8,57 +8,23 @@
 #include "core/spawn.hpp"
 #include "core/strand.hpp"
 #include "node/connection.hpp"
-#include "protocol/scripts.hpp"
+#include "protocol/script_table.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 namespace redlock {
 namespace detail {
 
 namespace asio = boost::asio;
 
-namespace {
-
-// Sets `refused` when the request may not pass: a token older than the key's newest, or
-// the newest from another owner. Otherwise the key remembers the token and its owner.
-#define REDLOCK_FENCE_CHECK                                                       \
-    "local token = tonumber(ARGV[1])\n"                                           \
-    "local newest = tonumber(redis.call('HGET', KEYS[1], 'token') or '0') or 0\n" \
-    "local refused = token < newest or\n"                                         \
-    "  (token == newest and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2])\n"   \
-    "if not refused and token > newest then\n"                                    \
-    "  redis.call('HSET', KEYS[1], 'token', ARGV[1], 'owner', ARGV[2])\n"         \
-    "end\n"
-
-// {0} refused; {1} admitted, no value; {1, value} admitted.
-constexpr std::string_view fenced_read = REDLOCK_FENCE_CHECK R"lua(
-if refused then return {0} end
-local value = redis.call('HGET', KEYS[1], 'value')
-if value then return {1, value} end
-return {1}
-)lua";
-
-// 0 refused; 1 written.
-constexpr std::string_view fenced_write = REDLOCK_FENCE_CHECK R"lua(
-if refused then return 0 end
-redis.call('HSET', KEYS[1], 'value', ARGV[3])
-return 1
-)lua";
-
-#undef REDLOCK_FENCE_CHECK
-
-const std::string& sha_of(std::string_view script)
-{
-    static const std::string read_sha = script_sha1(fenced_read);
-    static const std::string write_sha = script_sha1(fenced_write);
-    return script.data() == fenced_read.data() ? read_sha : write_sha;
-}
-
-}  // namespace
+using access_result = std::tuple<error_code, std::optional<std::string>>;
 
 class fenced_store_impl
 {
@@ -75,34 +41,50 @@ class fenced_store_impl
     std::shared_ptr<node_link> node;
     std::atomic<std::chrono::milliseconds::rep> timeout_ms{1000};
 
-    // Runs one fenced script; on success `reply` is the script's answer.
-    asio::awaitable<error_code> run(std::string_view script, std::string key, std::uint64_t token,
-                                    std::string owner, const char* value, resp::reply& reply)
+    // Runs the fenced_access script: a write of `value` or, without one, a read, which
+    // answers the key's value (none when it has none).
+    asio::awaitable<access_result> run(std::string key, std::uint64_t token, std::string owner,
+                                       std::optional<std::string> value)
     {
         auto cs = co_await accept_cancellation();
         if (token == 0) {
             note_error("fencing token 0: the guard was acquired without options::fencing");
-            co_return error::invalid_argument;
+            co_return access_result{error::invalid_argument, std::nullopt};
         }
-        const std::string token_text = std::to_string(token);
-        command cmd = value ? script_command(script, sha_of(script), {key},
-                                             {token_text, owner, std::string_view(value)})
-                            : script_command(script, sha_of(script), {key}, {token_text, owner});
+        std::vector<std::string> written;
+        if (value) {
+            written.push_back(std::move(*value));
+        }
+        command cmd = script_command(script_id::fenced_access, {std::move(key)},
+                                     {std::to_string(token), owner}, written);
         exec_result r = co_await execute(
             *node, std::move(cmd), clock::now() + std::chrono::milliseconds(timeout_ms.load()));
         if (cancelled(cs) || r.status == exec_result::outcome::cancelled) {
-            co_return asio::error::operation_aborted;
+            co_return access_result{asio::error::operation_aborted, std::nullopt};
         }
         if (r.status != exec_result::outcome::replied) {
             note_error(node->name() + ": " + r.detail);
-            co_return error::failed;
+            co_return access_result{error::failed, std::nullopt};
         }
         if (r.reply.is_error()) {
             note_error(node->name() + ": Redis error: " + r.reply.text);
-            co_return error::failed;
+            co_return access_result{error::failed, std::nullopt};
         }
-        reply = std::move(r.reply);
-        co_return error_code{};
+        // {0} refused; {1} admitted; {1, value} a read admitted.
+        auto& e = r.reply.elements;
+        if (r.reply.type != resp::kind::array || e.empty() || e.size() > 2 ||
+            e[0].type != resp::kind::integer ||
+            (e.size() == 2 && e[1].type != resp::kind::bulk_string)) {
+            note_error(node->name() + ": unexpected reply to a fenced request");
+            co_return access_result{error::failed, std::nullopt};
+        }
+        if (e[0].integer == 0) {
+            co_return access_result{error::stale_token, std::nullopt};
+        }
+        if (e.size() == 2) {
+            co_return access_result{error_code{}, std::move(e[1].text)};
+        }
+        co_return access_result{error_code{}, std::nullopt};
     }
 
     void note_error(std::string what)
@@ -117,50 +99,18 @@ class fenced_store_impl
 
 namespace {
 
-using read_result = std::tuple<error_code, std::optional<std::string>>;
-
-std::string unexpected_reply(const fenced_store_impl& s)
+asio::awaitable<access_result> read_op(std::shared_ptr<fenced_store_impl> s, std::string key,
+                                       std::uint64_t token, std::string owner)
 {
-    return s.node->name() + ": unexpected reply to a fenced request";
-}
-
-asio::awaitable<read_result> read_op(std::shared_ptr<fenced_store_impl> s, std::string key,
-                                     std::uint64_t token, std::string owner)
-{
-    resp::reply reply;
-    error_code ec =
-        co_await s->run(fenced_read, std::move(key), token, std::move(owner), nullptr, reply);
-    if (ec) {
-        co_return read_result{ec, std::nullopt};
-    }
-    auto& e = reply.elements;
-    if (reply.type != resp::kind::array || e.empty() || e[0].type != resp::kind::integer) {
-        s->note_error(unexpected_reply(*s));
-        co_return read_result{error::failed, std::nullopt};
-    }
-    if (e[0].integer == 0) {
-        co_return read_result{error::stale_token, std::nullopt};
-    }
-    if (e.size() > 1) {
-        co_return read_result{error_code{}, std::move(e[1].text)};
-    }
-    co_return read_result{error_code{}, std::nullopt};
+    co_return co_await s->run(std::move(key), token, std::move(owner), std::nullopt);
 }
 
 asio::awaitable<std::tuple<error_code>> write_op(std::shared_ptr<fenced_store_impl> s,
                                                  std::string key, std::string value,
                                                  std::uint64_t token, std::string owner)
 {
-    resp::reply reply;
-    error_code ec = co_await s->run(fenced_write, std::move(key), token, std::move(owner),
-                                    value.c_str(), reply);
-    if (!ec && reply.type != resp::kind::integer) {
-        s->note_error(unexpected_reply(*s));
-        ec = error::failed;
-    } else if (!ec && reply.integer == 0) {
-        ec = error::stale_token;
-    }
-    co_return std::tuple<error_code>{ec};
+    access_result r = co_await s->run(std::move(key), token, std::move(owner), std::move(value));
+    co_return std::tuple<error_code>{std::get<0>(r)};
 }
 
 }  // namespace

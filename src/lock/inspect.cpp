@@ -8,11 +8,11 @@
 #include <redlock/error.hpp>
 #include <redlock/inspect.hpp>
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "core/spawn.hpp"
 #include "lock/client_impl.hpp"
 #include "protocol/inspection.hpp"
-#include "protocol/scripts.hpp"
+#include "protocol/script_table.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,30 +31,14 @@ namespace asio = boost::asio;
 
 namespace {
 
-// TYPE answers a status reply, which a script sees as {ok = name}. The third element names
-// the master when the node is a replica, whose locks are only copies ('' otherwise, also when
-// the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
-// contents follow only for the two types locks are made of.
-constexpr std::string_view inspect_script = R"lua(
-local t = redis.call('TYPE', KEYS[1]).ok
-local ttl = redis.call('PTTL', KEYS[1])
-local master = ''
-local info = redis.pcall('INFO', 'replication')
-if type(info) == 'string' and string.match(info, 'role:slave') then
-  master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
-           (string.match(info, 'master_port:(%d+)') or '?')
-end
-if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
-if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
-return {t, ttl, master}
-)lua";
-
-std::string unexpected_reply(const resp::reply& r)
+// Sets `s`'s error for a reply that is not the script's answer.
+void set_unexpected(const resp::reply& r, key_state& s)
 {
-    if (r.is_error()) {
-        return "Redis error: " + with_hint(r.text);
-    }
-    return "unexpected reply to the inspection script";
+    node_failure why = r.is_error() ? error_reply_failure(r.text)
+                                    : node_failure{node_errc::unexpected_reply,
+                                                   "unexpected reply to the inspection script"};
+    s.code = why.code;
+    s.error = std::move(why.detail);
 }
 
 bool is_bulk(const resp::reply& r)
@@ -99,6 +83,7 @@ struct inspect_round final : request_owner
         if (r.status == exec_result::outcome::replied) {
             read_inspect_reply(r.reply, s);
         } else {
+            s.code = r.code;
             s.error = r.detail.empty() ? "no reply" : std::move(r.detail);
         }
         pending[i] = 0;
@@ -111,14 +96,15 @@ struct inspect_round final : request_owner
 
     // Stops waiting for the nodes still pending, with `why` as their error; their replies
     // are read and dropped.
-    void give_up(const std::vector<std::shared_ptr<node_link>>& nodes, const std::string& why,
+    void give_up(const std::vector<std::shared_ptr<node_link>>& nodes, const node_failure& why,
                  bool timed_out)
     {
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             if (pending[i]) {
                 pending[i] = 0;
                 --remaining;
-                states[i].error = why;
+                states[i].code = why.code;
+                states[i].error = why.detail;
                 nodes[i]->gave_up(*this, static_cast<std::uint32_t>(i), timed_out);
             }
         }
@@ -132,9 +118,10 @@ struct inspect_round final : request_owner
     bool waiting = false;
 };
 
-std::string within(std::chrono::milliseconds timeout)
+node_failure no_reply_within(std::chrono::milliseconds timeout)
 {
-    return "no reply within " + std::to_string(timeout.count()) + " ms";
+    return node_failure{node_errc::timed_out,
+                        "no reply within " + std::to_string(timeout.count()) + " ms"};
 }
 
 asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::string key,
@@ -162,11 +149,11 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
     // Replies are delivered on this strand, between the waits.
     while (round->remaining > 0) {
         if (cancelled(cs)) {
-            round->give_up(nodes, "not awaited: the operation was cancelled", false);
+            round->give_up(nodes, failure_of(node_errc::cancelled), false);
             co_return inspect_result{asio::error::operation_aborted, std::move(round->states)};
         }
         if (clock::now() >= round->wake.expiry()) {
-            round->give_up(nodes, within(timeout), true);
+            round->give_up(nodes, no_reply_within(timeout), true);
             break;
         }
         round->waiting = true;
@@ -180,8 +167,7 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
 
 command inspect_command(std::string_view key)
 {
-    static const std::string sha = script_sha1(inspect_script);
-    return script_command(inspect_script, sha, {std::string(key)}, {});
+    return script_command(script_id::inspect, {std::string(key)}, {});
 }
 
 void read_inspect_reply(const resp::reply& r, key_state& s)
@@ -194,7 +180,7 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     const auto& e = r.elements;
     if (r.type != resp::kind::array || e.size() < 3 || !is_bulk(e[0]) ||
         e[1].type != resp::kind::integer || !is_bulk(e[2])) {
-        s.error = unexpected_reply(r);
+        set_unexpected(r, s);
         return;
     }
     s.type = e[0].text;
@@ -209,14 +195,14 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     s.kind = key_kind::other;
     if (s.type == "string") {
         if (e.size() != 4 || !is_bulk(e[3])) {
-            s.error = unexpected_reply(r);
+            set_unexpected(r, s);
             return;
         }
         s.kind = key_kind::plain;
         s.holders.push_back({e[3].text, 1});
     } else if (s.type == "hash") {
         if (e.size() != 4 || e[3].type != resp::kind::array || e[3].elements.size() % 2 != 0) {
-            s.error = unexpected_reply(r);
+            set_unexpected(r, s);
             return;
         }
         const auto& fields = e[3].elements;

@@ -20,7 +20,8 @@ class client_impl;
 
 /// A report as guards and mutexes keep it: per node only what varies. The endpoints are the
 /// client's nodes' names (outcomes are in node order), filled in when the report is read; a
-/// detail or a fencing token is kept only for the nodes that have one. A held guard keeps
+/// detail or a fencing token is kept only for the nodes that have one. An abandoned node's
+/// detail is its code's message (`run_round`), so only the code is kept. A held guard keeps
 /// its last report, so this is most of what a guard costs in memory.
 class stored_report
 {
@@ -35,9 +36,8 @@ class stored_report
     {
         std::uint32_t latency_us = 0;
         node_status status = node_status::abandoned;
-        /// 1 + the index of its detail in `abandoned_details` (quorum.hpp), 0 for none: the
-        /// nodes a round did not wait for are common, their details few and fixed.
-        std::uint8_t abandoned_detail = 0;
+        /// The outcome's `node_errc`, 0 for none.
+        std::uint8_t code = 0;
     };
     struct rare
     {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/waiters.hpp"
 
+#include <boost/assert.hpp>
+
 #include <algorithm>
 #include <random>
 
@@ -14,37 +16,46 @@ std::chrono::microseconds random_release_wake_delay()
     return std::chrono::microseconds{us(engine)};
 }
 
+void waiter::on(waiter_event e)
+{
+    const std::optional<waiter_state> next = next_state(state_, e);
+    BOOST_ASSERT_MSG(next, "an event that cannot happen in the waiter's state");
+    if (next) {
+        state_ = *next;
+    }
+}
+
+write_hold waiter::attempt_begins()
+{
+    on(waiter_event::attempt_begins);
+    handed_value.clear();
+    return std::move(held_writes);
+}
+
 void waiter_queue::enter(const std::string& key, waiter& w)
 {
-    by_key_[key].waiters.push_back(&w);
+    lines_[key].waiters.push_back(&w);
 }
 
 bool waiter_queue::leave(std::string_view key, waiter& w)
 {
-    auto it = by_key_.find(key);
-    if (it == by_key_.end()) {
+    auto it = lines_.find(key);
+    if (it == lines_.end()) {
         return false;
     }
     std::erase(it->second.waiters, &w);
-    waiter* next = nullptr;
+    waiter* next = is_woken(w.state()) ? it->second.next_in_line() : nullptr;
     if (it->second.waiters.empty()) {
-        by_key_.erase(it);
-    } else if (w.woken || w.held_writes) {
-        next = wake_first_pausing(it->second);
-        if (next) {
-            next->by_release_message = w.by_release_message;
-        }
+        lines_.erase(it);
     }
-    if (!w.held_writes) {
-        return false;
+    if (!next) {
+        return static_cast<bool>(w.held_writes);
     }
-    if (next) {
-        next->by_release_message = false;
-        next->held_writes = std::move(w.held_writes);
-        next->handed_value = std::move(w.handed_value);
-        return false;
-    }
-    return true;
+    wake(*next, w.state() == waiter_state::woken_by_hand_off ? waiter_event::hand_off
+                                                             : waiter_event::release_message);
+    next->held_writes = std::move(w.held_writes);
+    next->handed_value = std::move(w.handed_value);
+    return false;
 }
 
 namespace {
@@ -52,7 +63,7 @@ namespace {
 constexpr std::size_t answered_kept = 8;
 }  // namespace
 
-void waiter_queue::queue::answer(std::string_view value)
+void waiter_queue::line::answer(std::string_view value)
 {
     if (value.empty() || was_answered(value)) {
         return;
@@ -63,31 +74,43 @@ void waiter_queue::queue::answer(std::string_view value)
     answered.emplace_back(value);
 }
 
-bool waiter_queue::queue::was_answered(std::string_view value) const
+bool waiter_queue::line::was_answered(std::string_view value) const
 {
     return !value.empty() && std::find(answered.begin(), answered.end(), value) != answered.end();
 }
 
-void waiter_queue::wake(waiter& w)
+waiter* waiter_queue::line::next_in_line() const
 {
-    // Not pausing from now on, although its coroutine resumes only later: a second release
-    // message before then must not wake another waiter as well.
-    w.pausing = false;
-    w.woken = true;
-    w.rescheduled = false;
-    w.by_release_message = false;
-    w.timer->cancel();
+    auto it = std::find_if(waiters.begin(), waiters.end(),
+                           [](const waiter* w) { return is_pausing(w->state()); });
+    return it == waiters.end() ? nullptr : *it;
 }
 
-waiter* waiter_queue::wake_first_pausing(queue& q)
+bool waiter_queue::line::has_contender() const
 {
-    for (waiter* w : q.waiters) {
-        if (w->pausing) {
-            wake(*w);
-            return w;
+    return std::any_of(waiters.begin(), waiters.end(),
+                       [](const waiter* w) { return !is_pausing(w->state()); });
+}
+
+void waiter_queue::wake(waiter& w, waiter_event how)
+{
+    // Woken from now on, although its coroutine resumes only later: a second release before
+    // then must not wake another waiter as well.
+    w.on(how);
+    w.pause().cancel();
+}
+
+void waiter_queue::yield(line& l, std::string_view value, std::chrono::steady_clock::time_point now)
+{
+    l.held_by = holder::yielded;
+    l.answer(value);
+    if (waiter* w = l.next_in_line()) {
+        const auto retry_at = now + yield_courtesy;
+        if (w->pause().expiry() > retry_at) {
+            w->on(waiter_event::pause_moved);
+            w->pause().expires_at(retry_at);  // cancels the wait under way
         }
     }
-    return nullptr;
 }
 
 waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
@@ -95,79 +118,71 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
                                std::chrono::steady_clock::time_point now,
                                std::chrono::steady_clock::duration max_run)
 {
-    auto it = by_key_.find(key);
-    if (it == by_key_.end()) {
+    auto it = lines_.find(key);
+    if (it == lines_.end()) {
         return nullptr;
     }
-    queue& q = it->second;
-    if (q.ours && now - q.run_started >= max_run) {
-        q.ours = false;
-        q.yielding = true;
-        q.answer(value);
-        for (waiter* w : q.waiters) {
-            if (w->pausing) {
-                const auto retry_at = now + yield_courtesy;
-                if (w->timer->expiry() > retry_at) {
-                    w->rescheduled = true;
-                    w->timer->expires_at(retry_at);  // cancels the wait under way
-                }
-                break;
-            }
+    line& l = it->second;
+    const bool in_a_run = l.held_by == holder::this_client;
+    if (in_a_run && now - l.run_started >= max_run) {
+        yield(l, value, now);
+        return nullptr;
+    }
+    waiter* w = l.next_in_line();
+    if (!w) {
+        if (in_a_run) {
+            l.held_by = holder::not_this_client;
         }
         return nullptr;
     }
-    if (!q.ours) {
-        q.run_started = now;
+    if (!in_a_run) {
+        l.run_started = now;
     }
-    waiter* w = wake_first_pausing(it->second);
-    if (w) {
-        it->second.answer(value);
-        if (hold_writes_of) {
-            w->held_writes = write_hold(*hold_writes_of);
-            w->handed_value = value;
-        }
+    l.held_by = holder::this_client;
+    l.answer(value);
+    wake(*w, waiter_event::hand_off);
+    if (hold_writes_of) {
+        w->held_writes = write_hold(*hold_writes_of);
+        w->handed_value = value;
     }
-    it->second.ours = w != nullptr;
     return w;
 }
 
 waiter* waiter_queue::released(std::string_view key, std::string_view value)
 {
-    auto it = by_key_.find(key);
-    if (it == by_key_.end() || it->second.was_answered(value)) {
+    auto it = lines_.find(key);
+    if (it == lines_.end() || it->second.was_answered(value)) {
         return nullptr;
     }
-    queue& q = it->second;
-    q.ours = false;  // another owner's release, or one of ours that nobody here took over
-    q.yielding = false;
-    bool attempting = false;
-    for (waiter* w : q.waiters) {
-        if (!w->pausing) {
-            w->missed = true;
-            attempting = true;
+    line& l = it->second;
+    l.held_by = holder::not_this_client;  // another owner's, or ours that nobody here took over
+    if (l.has_contender()) {
+        for (waiter* w : l.waiters) {
+            if (!is_pausing(w->state())) {
+                w->on(waiter_event::release_seen);
+            }
         }
+        l.answer(value);
+        return nullptr;
     }
-    waiter* woken = attempting ? nullptr : wake_first_pausing(q);
-    if (woken) {
-        woken->by_release_message = true;
+    waiter* w = l.next_in_line();
+    if (w) {
+        wake(*w, waiter_event::release_message);
+        l.answer(value);
     }
-    if (attempting || woken) {
-        q.answer(value);
-    }
-    return woken;
+    return w;
 }
 
 void waiter_queue::granted(const std::vector<std::string>& keys,
                            std::chrono::steady_clock::time_point now)
 {
     for (const std::string& key : keys) {
-        if (auto it = by_key_.find(key); it != by_key_.end()) {
-            queue& q = it->second;
-            if (!q.ours) {
-                q.run_started = now;
+        if (auto it = lines_.find(key); it != lines_.end()) {
+            line& l = it->second;
+            if (l.held_by != holder::this_client) {
+                l.run_started = now;
             }
-            q.ours = true;
-            q.yielding = false;
+            l.held_by = holder::this_client;
         }
     }
 }
@@ -175,8 +190,9 @@ void waiter_queue::granted(const std::vector<std::string>& keys,
 void waiter_queue::attempt_failed(const std::vector<std::string>& keys)
 {
     for (const std::string& key : keys) {
-        if (auto it = by_key_.find(key); it != by_key_.end()) {
-            it->second.ours = false;
+        if (auto it = lines_.find(key);
+            it != lines_.end() && it->second.held_by == holder::this_client) {
+            it->second.held_by = holder::not_this_client;
         }
     }
 }
@@ -184,15 +200,15 @@ void waiter_queue::attempt_failed(const std::vector<std::string>& keys)
 bool waiter_queue::ours(const std::vector<std::string>& keys) const
 {
     return std::any_of(keys.begin(), keys.end(), [this](const std::string& key) {
-        auto it = by_key_.find(key);
-        return it != by_key_.end() && (it->second.ours || it->second.yielding);
+        auto it = lines_.find(key);
+        return it != lines_.end() && it->second.held_by != holder::not_this_client;
     });
 }
 
 std::size_t waiter_queue::waiting(std::string_view key) const
 {
-    auto it = by_key_.find(key);
-    return it == by_key_.end() ? 0 : it->second.waiters.size();
+    auto it = lines_.find(key);
+    return it == lines_.end() ? 0 : it->second.waiters.size();
 }
 
 }  // namespace redlock::detail

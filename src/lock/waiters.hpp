@@ -5,6 +5,7 @@
 // order they began to wait. A release wakes one of them, not all: the client sends one
 // contender per key at a time, and its waiters take the lock in turn.
 
+#include "lock/waiter_state.hpp"
 #include "quorum/write_hold.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -18,33 +19,35 @@
 
 namespace redlock::detail {
 
-/// One waiting acquire, owned by its coroutine. Registered under each of its keys.
-struct waiter
+/// One waiting acquire, owned by its coroutine, and registered under each of its keys. Its
+/// state changes only by events (`waiter_state.hpp`): the coroutine reports its pauses and
+/// attempts, the line reports releases.
+class waiter
 {
-    explicit waiter(boost::asio::steady_timer& t) : timer(&t) {}
+  public:
+    explicit waiter(boost::asio::steady_timer& pause) : pause_(&pause) {}
 
-    /// Its retry pause; a wake-up cancels it.
-    boost::asio::steady_timer* timer;
-    /// In its retry pause. Otherwise it is making an attempt (or cleaning up after one).
-    bool pausing = false;
-    /// A release of one of its keys was seen while it was attempting: the lock may be free
-    /// by the time the attempt has failed, so the next pause is skipped.
-    bool missed = false;
-    /// Woken by a release and not attempting yet. If it leaves now (its caller cancelled),
-    /// the release would be lost on the others: its turn passes to the next in line.
-    bool woken = false;
-    /// Woken by a hand-off that holds the nodes' writes for it: the hold ends once this
-    /// waiter's attempt is queued (or passes to whoever takes its turn).
+    waiter_state state() const noexcept { return state_; }
+    /// Moves on by `e`, which must be possible in its state.
+    void on(waiter_event e);
+
+    /// Its retry pause: a wake-up cancels the wait, a yield moves its end.
+    boost::asio::steady_timer& pause() const noexcept { return *pause_; }
+
+    /// Its attempt begins: a wake-up that led here is used, and a hold on the nodes' writes
+    /// that came with it passes to the attempt's round, which ends it once queued.
+    write_hold attempt_begins();
+
+    /// Only while `woken_by_hand_off`, when the hand-off holds the nodes' writes for it: the
+    /// hold, which ends once this waiter's attempt is queued (or passes to whoever takes its
+    /// turn), and the owner value of the release handed to it, which was sent without its
+    /// message.
     write_hold held_writes;
-    /// While it holds writes: the owner value of the release handed to it, which was sent
-    /// without its message.
     std::string handed_value;
-    /// Its pause was moved to end earlier (see `waiter_queue::hand_off`): the wake-up that
-    /// ended the pause's first wait was the move, not a release.
-    bool rescheduled = false;
-    /// Woken by another owner's release (a node's message), not handed the lock by this
-    /// client: its attempt waits a random moment first (`release_wake_spread`).
-    bool by_release_message = false;
+
+  private:
+    boost::asio::steady_timer* pause_;
+    waiter_state state_ = waiter_state::attempting;
 };
 
 /// How long a client may keep a contended lock through consecutive hand-offs between its own
@@ -76,16 +79,20 @@ inline constexpr std::chrono::microseconds release_wake_spread{1000};
 /// A random moment in [0, release_wake_spread], for the wait above.
 std::chrono::microseconds random_release_wake_delay();
 
-/// On the client's strand.
+/// The client's lines of waiters, one per key, and what the client knows of each key's
+/// holder. It decides whom a release wakes from the waiters' states alone, and does the
+/// wake-up's I/O on the waiter's pause timer. One holder at a time: a release wakes the
+/// longest-waiting pausing waiter (`next_in_line`), and only when no waiter of the key is
+/// attempting already. On the client's strand.
 class waiter_queue
 {
   public:
     void enter(const std::string& key, waiter& w);
-    /// Takes `w` out of the line of `key`; if it was woken and left without attempting (or
-    /// holds writes, its attempt not queued), the next pausing waiter is woken in its place
-    /// and takes over the hold on the writes. True when `w` still has the hold because nobody
-    /// took its turn: the caller then announces the release (`w.handed_value`) that went out
-    /// without its message, and ends the hold.
+    /// Takes `w` out of the line of `key`. If it is woken (`is_woken`), the next pausing
+    /// waiter is woken the same way in its place and takes over its hold on the writes.
+    /// True when `w` still has the hold because nobody took its turn: the caller then
+    /// announces the release (`w.handed_value`) that went out without its message, and ends
+    /// the hold.
     bool leave(std::string_view key, waiter& w);
 
     /// This client is releasing `key`, held as `value`: wakes the longest-waiting waiter
@@ -98,8 +105,8 @@ class waiter_queue
     /// clients' waiters would never get it. The client then yields: it wakes nobody
     /// (returns null), the release goes out for real, with its message, and its own
     /// waiters ignore that message: other clients' waiters get a head start. Its
-    /// longest-waiting waiter tries again after `yield_courtesy` if no other owner's
-    /// release wakes it first, and new acquires join the line meanwhile (`ours`).
+    /// longest-waiting pausing waiter tries again after `yield_courtesy` if no other
+    /// owner's release wakes it first, and new acquires join the line meanwhile (`ours`).
     waiter* hand_off(
         std::string_view key, std::string_view value,
         const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
@@ -107,9 +114,10 @@ class waiter_queue
         std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
     /// A node said that `key`, held as `value`, was released. Each node of the lock sends
     /// such a message, some of them late: only the first for a given release counts, and
-    /// those of a release this client handed off do not count at all. If one of the key's
-    /// waiters is attempting already, it is the client's contender and only notes the
-    /// release; if none is, the longest-waiting pausing waiter is woken. Returns it.
+    /// those of a release this client handed off (or yielded) do not count at all. If some
+    /// of the key's waiters are not pausing, they are the client's contenders, which only
+    /// see the release (`waiter_event::release_seen`); if all are pausing, the
+    /// longest-waiting one is woken. Returns it.
     waiter* released(std::string_view key, std::string_view value);
 
     /// An acquire of this client got `keys` at `now`.
@@ -120,40 +128,56 @@ class waiter_queue
     /// Whether one of `keys` is held by an acquire of this client, or being handed to one,
     /// while others of its acquires wait for it, or the client yields it (see `hand_off`):
     /// a new acquire then joins the line instead of making an attempt that would fail (or
-    /// that would win by being written right behind the release). Only as good as what the client
-    /// has seen: a lock of this client that expired unreleased still looks held until a failed
-    /// attempt or another owner's release says otherwise, which costs a new acquire one retry
-    /// delay.
+    /// that would win by being written right behind the release). Only as good as what the
+    /// client has seen: a lock of this client that expired unreleased still looks held until
+    /// a failed attempt or another owner's release says otherwise, which costs a new acquire
+    /// one retry delay.
     bool ours(const std::vector<std::string>& keys) const;
 
     std::size_t waiting(std::string_view key) const;
 
   private:
-    static void wake(waiter& w);
+    /// Who holds a key, as far as the client has seen.
+    enum class holder {
+        /// Another owner, or nobody.
+        not_this_client,
+        /// An acquire of this client, or one it is handing the key to, while others of its
+        /// acquires wait for the key.
+        this_client,
+        /// The client released the key for real after a long run (see `hand_off`), and no
+        /// release has been seen since.
+        yielded,
+    };
 
-    struct queue
+    struct line
     {
+        /// In the order they began to wait.
         std::vector<waiter*> waiters;
         /// The owner values of the last releases this client has sent a waiter for (or that
-        /// a waiter noted), newest last: a node that falls behind may report a release
+        /// a contender saw), newest last: a node that falls behind may report a release
         /// after several newer ones. Owner values are fresh for each acquisition unless the
         /// options fix one; with a fixed one, a waiter may miss a wake-up and retry after
         /// its delay instead.
         std::vector<std::string> answered;
+        holder held_by = holder::not_this_client;
+        /// Since when the client has held the key through consecutive acquisitions (while
+        /// `this_client`), for the bound on hand-offs.
+        std::chrono::steady_clock::time_point run_started{};
+
         void answer(std::string_view value);
         bool was_answered(std::string_view value) const;
-        /// See `ours`.
-        bool ours = false;
-        /// Since when the client has held the key through consecutive acquisitions (while
-        /// `ours`), for the bound on hand-offs.
-        std::chrono::steady_clock::time_point run_started{};
-        /// The client released the key for real after a long run (see `hand_off`), and no
-        /// release has been seen since.
-        bool yielding = false;
+        /// Whom a release wakes: the longest-waiting pausing waiter, if any.
+        waiter* next_in_line() const;
+        /// Whether a waiter is not pausing: the client has a contender for the key.
+        bool has_contender() const;
     };
-    waiter* wake_first_pausing(queue& q);
 
-    std::map<std::string, queue, std::less<>> by_key_;
+    /// Wakes `w` (`hand_off` or `release_message`) and ends the wait of its pause.
+    static void wake(waiter& w, waiter_event how);
+    /// The client yields `l`'s key, released as `value`, at `now` (see `hand_off`).
+    static void yield(line& l, std::string_view value, std::chrono::steady_clock::time_point now);
+
+    std::map<std::string, line, std::less<>> lines_;
 };
 
 }  // namespace redlock::detail

@@ -6,17 +6,16 @@
 
 #include <redlock/node.hpp>
 
+#include "core/node_error.hpp"
 #include "net/stream.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
-#include <string>
-
 namespace redlock::detail {
 
 /// Connects `s`'s socket to `endpoint` (a server: host and port, tried address by address,
-/// or a unix socket path). Returns what failed, naming the node; empty on success. No
-/// deadline of its own.
-boost::asio::awaitable<std::string> connect_socket(stream& s, const node& endpoint);
+/// or a unix socket path). Returns what failed (`connect_failed`, naming the node); no
+/// failure on success. No deadline of its own.
+boost::asio::awaitable<node_failure> connect_socket(stream& s, const node& endpoint);
 
 }  // namespace redlock::detail

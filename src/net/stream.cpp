@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "net/stream.hpp"
 
-#include "core/misconfiguration.hpp"
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -17,25 +15,27 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-asio::awaitable<std::string> stream::start_tls(asio::ssl::context& ctx,
-                                               const std::string& server_name, bool verify_name)
+asio::awaitable<node_failure> stream::start_tls(asio::ssl::context& ctx,
+                                                const std::string& server_name, bool verify_name)
 {
     tls_ = std::make_unique<asio::ssl::stream<socket_type>>(std::move(socket_), ctx);
     // SNI, and the name the certificate must carry.
     if (!SSL_set_tlsext_host_name(tls_->native_handle(), server_name.c_str())) {
-        co_return "TLS: cannot set the server name '" + server_name + "'";
+        co_return node_failure{node_errc::tls_failed,
+                               "TLS: cannot set the server name '" + server_name + "'"};
     }
     if (verify_name) {
         tls_->set_verify_callback(asio::ssl::host_name_verification(server_name));
     }
     auto [ec] = co_await tls_->async_handshake(asio::ssl::stream_base::client, use_tuple);
     if (!ec) {
-        co_return std::string();
+        co_return node_failure{};
     }
     if (ec == asio::ssl::error::stream_truncated ||
         ec.category() != asio::error::get_ssl_category()) {
         // The connection broke off (a reset, an early close): that may pass.
-        co_return "TLS handshake interrupted: " + ec.message();
+        co_return node_failure{node_errc::connection_lost,
+                               "TLS handshake interrupted: " + ec.message()};
     }
     // The server's or our TLS refused the other side (a certificate, the protocol): that fails
     // again the same way on every try.
@@ -44,7 +44,9 @@ asio::awaitable<std::string> stream::start_tls(asio::ssl::context& ctx,
     const std::string_view hint =
         not_tls ? tls_to_plain_hint
                 : "check the CA file, the server's certificate and the node's host name";
-    co_return "TLS handshake failed: " + ec.message() + " (" + std::string(hint) + ")";
+    co_return node_failure{
+        not_tls ? node_errc::tls_mismatch : node_errc::tls_failed,
+        "TLS handshake failed: " + ec.message() + " (" + std::string(hint) + ")"};
 }
 
 asio::awaitable<stream::io_result> stream::read_some(asio::mutable_buffer buffer)

@@ -4,6 +4,8 @@
 // A byte stream to one node: a plain socket (TCP or unix) or TLS over it. The node and pub/sub
 // connections read and write through this, so they need not know which one it is.
 
+#include "core/node_error.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
@@ -35,10 +37,12 @@ class stream
     socket_type& socket() noexcept { return tls_ ? tls_->next_layer() : socket_; }
 
     /// Runs the TLS client handshake over the connected socket, checking the server's
-    /// certificate against `server_name` when the context verifies peers. Returns an error
-    /// message, empty on success.
-    boost::asio::awaitable<std::string> start_tls(boost::asio::ssl::context& ctx,
-                                                  const std::string& server_name, bool verify_name);
+    /// certificate against `server_name` when the context verifies peers. Returns what
+    /// failed (`tls_failed`, `tls_mismatch`, or `connection_lost` when the connection broke
+    /// off), no failure on success.
+    boost::asio::awaitable<node_failure> start_tls(boost::asio::ssl::context& ctx,
+                                                   const std::string& server_name,
+                                                   bool verify_name);
 
     boost::asio::awaitable<io_result> read_some(boost::asio::mutable_buffer buffer);
     boost::asio::awaitable<io_result> write_all(boost::asio::const_buffer buffer);

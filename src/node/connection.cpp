@@ -3,7 +3,7 @@
 
 #include <redlock/error.hpp>
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "engine/exchange.hpp"
 #include "engine/handshake.hpp"
 #include "node/sentinel/sentinel.hpp"
@@ -20,18 +20,6 @@
 namespace redlock::detail {
 
 namespace asio = boost::asio;
-
-namespace {
-
-// A failure to open a socket that says the server's bytes are not Redis replies (in the
-// handshake, or asking a Sentinel) is logged as an error; any other as a warning.
-log_level open_failure_level(const std::string& failure)
-{
-    return failure.find("protocol error") != std::string::npos ? log_level::error
-                                                               : log_level::warning;
-}
-
-}  // namespace
 
 connection_settings make_connection_settings(const redlock::config& cfg)
 {
@@ -103,17 +91,18 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
         case connection_fsm::admission::queue:
             break;
     }
-    const std::shared_ptr<request_owner> told = owner;
-    const multiplexer::awaited awaited = mux_.add(
-        submission{.owner = std::move(owner), .index = index, .cmd = &cmd, .submitted = now});
-    runner_.write();
-    if (awaited == multiplexer::awaited::no) {
+    if (!mux_.add(submission{.owner = owner, .index = index, .cmd = &cmd, .submitted = now})) {
+        // The server has answered nothing for a per-node deadline: nothing new goes to it
+        // until it answers, so that no round waits for it again.
         ++stats_.errors;
-        told->deliver(index, exec_result{exec_result::outcome::failed,
-                                         {},
-                                         "not waited for: " + name_ +
-                                             " has answered nothing for a per-node deadline"});
+        owner->deliver(index, exec_result{exec_result::outcome::failed,
+                                          {},
+                                          "not sent: " + name_ +
+                                              " has answered nothing for a per-node deadline",
+                                          node_errc::timed_out});
+        return;
     }
+    runner_.write();
 }
 
 // Closed, in back-off after a failure, or waiting for a stuck server to answer a PING on a
@@ -121,52 +110,59 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
 void connection::refuse(request_owner& owner, std::uint32_t index, clock::time_point now)
 {
     ++stats_.errors;
-    std::string why = last_error_;
+    std::string why = last_failure_.detail;
     if (const auto wait = fsm_.wait_left(now); wait.count() > 0) {
         why += "; next connect in " + std::to_string(wait.count()) + " ms";
     } else if (fsm_.probing() && fsm_.current() != connection_fsm::state::closed) {
         why += "; waiting for the server to answer";
     }
-    owner.deliver(index, exec_result{exec_result::outcome::failed, {}, std::move(why)});
+    owner.deliver(
+        index, exec_result{exec_result::outcome::failed, {}, std::move(why), last_failure_.code});
 }
 
 void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
 {
+    mux_.gave_up();
     if (!timed_out) {
         ++stats_.abandoned;
-        (void)mux_.gave_up(false);
         return;
     }
     ++stats_.timeouts;
-    if (!mux_.unresponsive()) {
-        log(log_level::warning, name_ +
-                                    " answered nothing for a per-node deadline: requests go "
-                                    "out but are not waited for until it answers");
-    }
-    if (mux_.gave_up(true)) {
-        check_stuck_soon();
-    }
+    check_silence_soon();
 }
 
-// A server that answers nothing in flight is stuck or gone: give up the socket rather than
-// queue behind it forever. Not at once, though: the clean-up of a request that just timed out
-// is queued in the same turn of the strand, and it must go out on this socket, behind that
-// request. A fresh socket would not order it: a stopped server that resumes may run the
-// clean-up first and the request it undoes after it. (Only what was written by then counts:
-// while a write waits for a server that stopped reading, what is queued behind it cannot
-// reach the server anyway.)
-void connection::check_stuck_soon()
+// The request went unanswered, and so did every request before it (replies come in order).
+// Not acted on at once, though: the clean-up of a request that just timed out is queued in
+// the same turn of the strand, and it must go out on this socket, behind that request. A
+// fresh socket would not order it: a stopped server that resumes may run the clean-up first
+// and the request it undoes after it. (Only what was written by then counts: while a write
+// waits for a server that stopped reading, what is queued behind it cannot reach the server
+// anyway.)
+void connection::check_silence_soon()
 {
-    if (stuck_check_posted_) {
+    if (silence_check_posted_) {
         return;
     }
-    stuck_check_posted_ = true;
-    asio::post(strand_, [self = shared_from_this(), g = fsm_.generation()] {
-        self->stuck_check_posted_ = false;
-        if (g == self->fsm_.generation() && self->mux_.looks_stuck()) {
-            self->end_socket("no reply before the per-node deadline", ending::stuck);
-        }
-    });
+    silence_check_posted_ = true;
+    asio::post(strand_, [self = shared_from_this(), g = fsm_.generation(),
+                         mark = mux_.replies_read()] { self->check_silence(g, mark); });
+}
+
+void connection::check_silence(std::uint64_t generation, std::uint64_t mark)
+{
+    silence_check_posted_ = false;
+    const bool silent_before = mux_.unresponsive();
+    if (generation != fsm_.generation() || !mux_.went_silent(mark)) {
+        return;
+    }
+    if (!silent_before) {
+        log(log_level::warning, name_ +
+                                    " answered nothing for a per-node deadline: nothing is "
+                                    "sent to it until it answers");
+    }
+    if (mux_.looks_stuck()) {
+        end_socket(failure_of(node_errc::timed_out), ending::stuck);
+    }
 }
 
 void connection::resume_writes()
@@ -178,17 +174,17 @@ void connection::resume_writes()
 
 void connection::close(const std::string& why)
 {
-    end_socket(why, ending::closed);
+    end_socket(node_failure{node_errc::closed, why}, ending::closed);
 }
 
-void connection::leave_unless_at(std::string_view server, const std::string& why)
+void connection::leave_unless_at(std::string_view server, const node_failure& why)
 {
     if (fsm_.should_leave(server == reached_)) {
         end_socket(why, ending::left_master);
     }
 }
 
-void connection::leave(const std::string& why)
+void connection::leave(const node_failure& why)
 {
     end_socket(why, ending::left_master);
 }
@@ -205,18 +201,18 @@ asio::awaitable<void> connection::connect(std::uint64_t generation)
     auto self = shared_from_this();
     stream fresh(strand_);
     std::string reached;
-    std::string failure = co_await open_node(fresh, endpoint_, settings_, true, reached);
+    node_failure failure = co_await open_node(fresh, endpoint_, settings_, true, reached);
     if (!fsm_.accepts(generation)) {
         co_return;  // closed or superseded while connecting
     }
-    if (failure.empty() && fsm_.probing()) {
+    if (!failure && fsm_.probing()) {
         failure = co_await answers_ping(fresh);
         if (!fsm_.accepts(generation)) {
             co_return;
         }
     }
-    if (!failure.empty()) {
-        end_socket(failure, ending::failed, open_failure_level(failure));
+    if (failure) {
+        end_socket(failure, ending::failed);
         co_return;
     }
     reached_ = std::move(reached);
@@ -231,7 +227,7 @@ asio::awaitable<void> connection::connect(std::uint64_t generation)
 
 // A stopped server (SIGSTOP, a frozen VM) still accepts connections: its kernel completes
 // them. Only an answer shows that it runs again.
-asio::awaitable<std::string> connection::answers_ping(stream& fresh)
+asio::awaitable<node_failure> connection::answers_ping(stream& fresh)
 {
     std::string ping;
     resp::append_command(ping, {"PING"});
@@ -264,7 +260,7 @@ void connection::on_reply(reader_action& step)
 // request's owner acts on itself (a redirection a cluster's router follows).
 void connection::warn_if_misconfigured(const request_owner& owner, const resp::reply& own)
 {
-    if (!error_reply_hint(own.text).empty() && !owner.acts_on(own)) {
+    if (is_misconfiguration(classify_error_reply(own.text)) && !owner.acts_on(own)) {
         warned_misconfigured_ = true;
         log(log_level::warning,
             name_ + " cannot take locks: " + with_hint(own.text) + " (said once per node)");
@@ -273,41 +269,42 @@ void connection::warn_if_misconfigured(const request_owner& owner, const resp::r
 
 void connection::on_failure(const socket_failure& failure)
 {
-    end_socket(
-        describe(failure), ending::failed,
-        failure.where == socket_failure::stage::matching ? log_level::error : log_level::warning);
+    end_socket(describe(failure), ending::failed);
 }
 
 // A TLS port resets a connection whose first bytes are not a TLS handshake. A reset before
 // any reply on a plain connection is therefore reported with that hint; it makes the node
 // count as misconfigured (a reset after replies is a dropped connection, which may pass).
-std::string connection::describe(const socket_failure& failure) const
+node_failure connection::describe(const socket_failure& failure) const
 {
     if (failure.where == socket_failure::stage::matching) {
-        return "protocol error from " + name_ + ": " + failure.diagnostics;
+        return node_failure{node_errc::protocol_error,
+                            "protocol error from " + name_ + ": " + failure.diagnostics};
     }
     const bool reading = failure.where == socket_failure::stage::reading;
     if (reading && failure.error == asio::error::eof) {
-        return "connection closed by " + name_;
+        return node_failure{node_errc::connection_lost, "connection closed by " + name_};
     }
-    std::string why =
-        (reading ? "read from " : "write to ") + name_ + " failed: " + failure.error.message();
+    node_failure why{node_errc::connection_lost, (reading ? "read from " : "write to ") + name_ +
+                                                     " failed: " + failure.error.message()};
     if (failure.error == asio::error::connection_reset && !mux_.heard_from_server() &&
         !endpoint_.tls) {
-        why += " before any reply (";
-        why += plain_to_tls_hint;
-        why += ')';
+        why.code = node_errc::tls_mismatch;
+        why.detail += " before any reply (";
+        why.detail += plain_to_tls_hint;
+        why.detail += ')';
     }
     return why;
 }
 
 // Whatever ends a socket: its requests fail with `why`, and `how` decides when the next one
 // may open.
-void connection::end_socket(const std::string& why, ending how, log_level level)
+void connection::end_socket(const node_failure& why, ending how)
 {
     if (fsm_.current() != connection_fsm::state::closed) {
         // The messages name the node and the cause; none carries a password.
-        log(level, "dropping the connection to " + name_ + ": " + why);
+        log(why.code == node_errc::protocol_error ? log_level::error : log_level::warning,
+            "dropping the connection to " + name_ + ": " + why.detail);
     }
     runner_.close();
     const clock::time_point now = clock::now();
@@ -325,10 +322,11 @@ void connection::end_socket(const std::string& why, ending how, log_level level)
             fsm_.close();
             break;
     }
-    last_error_ = why;
+    last_failure_ = why;
     for (submission& s : mux_.fail_all()) {
         ++stats_.errors;
-        s.owner->deliver(s.index, exec_result{exec_result::outcome::failed, {}, why});
+        s.owner->deliver(s.index,
+                         exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
     }
 }
 

@@ -14,6 +14,7 @@
 #include <redlock/observability.hpp>
 
 #include "core/clock.hpp"
+#include "core/node_error.hpp"
 #include "engine/connection_fsm.hpp"
 #include "engine/multiplexer.hpp"
 #include "engine/runner.hpp"
@@ -60,14 +61,14 @@ class connection final : public node_link,
     connection(boost::asio::any_io_executor strand, node endpoint, connection_settings settings);
 
     /// Writes at once, or, while a write is under way, with everything queued meanwhile in
-    /// the next one. While the server is unresponsive (see `multiplexer::gave_up`), the
-    /// request is written but its owner is told at once that the node is not answering.
+    /// the next one. While the server is silent (`multiplexer::went_silent`), the request is
+    /// not sent: its owner is told at once that the node is not answering.
     void submit(std::shared_ptr<request_owner> owner, std::uint32_t index,
                 const command& cmd) override;
 
-    /// Counted; when `timed_out` and every request in flight has been given up, the server
-    /// is considered stuck and the socket is closed, at the end of the strand's current turn
-    /// unless a request that is wanted was queued meanwhile.
+    /// Counted. When `timed_out`, at the end of the strand's current turn, unless the server
+    /// answered meanwhile: it is silent (nothing new is sent to it until it answers), and
+    /// when every request in flight has been given up too, stuck: the socket is closed.
     void gave_up(const request_owner& owner, std::uint32_t index, bool timed_out) override;
 
     void hold_writes() noexcept override { mux_.hold_writes(); }
@@ -84,9 +85,9 @@ class connection final : public node_link,
     /// Gives up the socket (or the attempt under way, which may reach the old server) unless
     /// it is to `server`, failing its requests with `why`; the next request connects at once,
     /// without a back-off. For a Sentinel node whose master moved.
-    void leave_unless_at(std::string_view server, const std::string& why);
+    void leave_unless_at(std::string_view server, const node_failure& why);
     /// The same, whatever the socket reached: its server is no longer the master.
-    void leave(const std::string& why);
+    void leave(const node_failure& why);
 
     // socket_user: what the runner reads.
     void on_reply(reader_action& step) override;
@@ -99,11 +100,12 @@ class connection final : public node_link,
     void refuse(request_owner& owner, std::uint32_t index, clock::time_point now);
     void start_connect();
     boost::asio::awaitable<void> connect(std::uint64_t generation);
-    boost::asio::awaitable<std::string> answers_ping(stream& fresh);
-    void check_stuck_soon();
-    void end_socket(const std::string& why, ending how, log_level level = log_level::warning);
+    boost::asio::awaitable<node_failure> answers_ping(stream& fresh);
+    void check_silence_soon();
+    void check_silence(std::uint64_t generation, std::uint64_t mark);
+    void end_socket(const node_failure& why, ending how);
     void warn_if_misconfigured(const request_owner& owner, const resp::reply& own);
-    std::string describe(const socket_failure& failure) const;
+    node_failure describe(const socket_failure& failure) const;
     void log(log_level level, const std::string& message) const;
 
     boost::asio::any_io_executor strand_;
@@ -113,10 +115,10 @@ class connection final : public node_link,
     connection_fsm fsm_;
     multiplexer mux_;
     runner runner_;
-    std::string last_error_;
+    node_failure last_failure_;
     // The server the last connect reached ("host:port").
     std::string reached_;
-    bool stuck_check_posted_ = false;
+    bool silence_check_posted_ = false;
     // A reply saying the node is misconfigured was logged (see warn_if_misconfigured).
     bool warned_misconfigured_ = false;
     struct

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/node_link.hpp"
 
+#include "core/node_error.hpp"
 #include "node/cluster/cluster_link.hpp"
 #include "node/connection.hpp"
 #include "node/sentinel/sentinel_link.hpp"
@@ -43,6 +44,12 @@ struct single_request final : request_owner
     exec_result result;
 };
 
+exec_result given_up(exec_result::outcome status, node_errc why)
+{
+    node_failure f = failure_of(why);
+    return exec_result{status, {}, std::move(f.detail), f.code};
+}
+
 }  // namespace
 
 asio::awaitable<exec_result> execute(node_link& link, command cmd, clock::time_point deadline)
@@ -59,13 +66,12 @@ asio::awaitable<exec_result> execute(node_link& link, command cmd, clock::time_p
         if (cs.cancelled() != asio::cancellation_type::none) {
             req->abandoned = true;
             link.gave_up(*req, 0, false);
-            co_return exec_result{exec_result::outcome::cancelled, {}, "cancelled"};
+            co_return given_up(exec_result::outcome::cancelled, node_errc::cancelled);
         }
         if (!ec || clock::now() >= deadline) {
             req->abandoned = true;
             link.gave_up(*req, 0, true);
-            co_return exec_result{
-                exec_result::outcome::timed_out, {}, "no reply before the per-node deadline"};
+            co_return given_up(exec_result::outcome::timed_out, node_errc::timed_out);
         }
     }
     co_return std::move(req->result);

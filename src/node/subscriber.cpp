@@ -93,11 +93,11 @@ asio::awaitable<void> subscriber::connect(std::uint64_t generation)
     stream fresh(strand_);
     // Pub/sub channels are not per database: no SELECT.
     std::string reached;  // a Sentinel node's master: subscribing to it is enough
-    const std::string failure = co_await open_node(fresh, endpoint_, settings_, false, reached);
+    const node_failure failure = co_await open_node(fresh, endpoint_, settings_, false, reached);
     if (!fsm_.accepts(generation)) {
         co_return;
     }
-    if (!failure.empty()) {
+    if (failure) {
         drop();
         co_return;
     }

@@ -9,25 +9,26 @@
 //   all or nothing by one script.
 // - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
 //   increments the count, and each release decrements it; the key goes at zero.
-// The scripts answer 1 (done: every key is ours), 0 (some key is missing) or -1 (some key
-// belongs to another owner).
+// Each request is one command or one script of the table (script_table.hpp), whose answer
+// a reply reader turns into a node_status.
 
 #include <redlock/report.hpp>
 
+#include "core/node_error.hpp"
 #include "engine/request.hpp"
 #include "resp/resp.hpp"
 
 #include <chrono>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace redlock::detail {
 
-using reply_reader = node_status (*)(const resp::reply&, std::string_view value,
-                                     std::string& detail);
+/// Reads a node's reply to a lock's command: its status, and for `error` the failure in
+/// `why` (an error reply's code and words, or `unexpected_reply`).
+using reply_reader = node_status (*)(const resp::reply&, std::string_view value, node_failure& why);
 
 /// What a lock is made of.
 struct lock_shape
@@ -69,13 +70,13 @@ request extend_request(lock_shape lock, std::string_view value, std::chrono::mil
 request check_request(lock_shape lock, std::string_view value);
 
 /// How replies read: +OK/nil for SET NX; 1/0/-1 for the scripts; a bulk compared with
-/// `value` for GET. `detail` is set for unexpected replies.
-node_status read_acquire_reply(const resp::reply& r, std::string_view value, std::string& detail);
-node_status read_script_reply(const resp::reply& r, std::string_view value, std::string& detail);
+/// `value` for GET. `why` is set for error replies and unexpected ones.
+node_status read_acquire_reply(const resp::reply& r, std::string_view value, node_failure& why);
+node_status read_script_reply(const resp::reply& r, std::string_view value, node_failure& why);
 /// A fenced acquire answers its token (>= 1) or -1 when taken.
 node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
-                                      std::string& detail);
-node_status read_get_reply(const resp::reply& r, std::string_view value, std::string& detail);
+                                      node_failure& why);
+node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why);
 
 /// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply
 /// to it follows the command's own: `cmd.replies` becomes 2. `timeout` of at least 1 ms
@@ -84,20 +85,8 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
 
 /// Reads the reply to a command followed by WAIT (`add_replica_wait`): `read` reads the
 /// command's own reply; an ok counts only if WAIT says at least `replicas` replicas
-/// acknowledged it, and is an `error` otherwise, with the count in `detail`.
+/// acknowledged it, and is an `error` otherwise (`not_replicated`, with the count).
 node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::string_view value,
-                                  int replicas, std::string& detail);
-
-/// EVALSHA `sha` numkeys keys... args... more_args..., with the same request as EVAL of
-/// `text` as the fallback, sent instead on a script's first use on a connection and after a
-/// NOSCRIPT. `text` must live as long as the program: its address names the script. Keys and
-/// arguments travel as arguments only.
-command script_command(std::string_view text, std::string_view sha,
-                       const std::vector<std::string>& keys,
-                       std::initializer_list<std::string_view> args,
-                       const std::vector<std::string>& more_args = {});
-
-/// The SHA-1 of a script in lower-case hex, as EVALSHA wants it.
-std::string script_sha1(std::string_view script);
+                                  int replicas, node_failure& why);
 
 }  // namespace redlock::detail

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "quorum/quorum.hpp"
 
-#include "core/misconfiguration.hpp"
+#include "core/node_error.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,14 +21,14 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr const char* deadline_passed = "no reply before the per-node deadline";
-
-enum abandoned_reason : std::size_t {
-    decided_by_quorum,
-    quorum_impossible,
-    cancelled,
-    in_background
-};
+// A node outcome whose code's message tells it in full: a deadline passed, or the node was
+// not awaited.
+void set_failure(node_outcome& o, node_errc why)
+{
+    node_failure f = failure_of(why);
+    o.code = f.code;
+    o.detail = std::move(f.detail);
+}
 
 // One round's requests, one per node, all of the same command: the connections hold it
 // (and so the command) while requests are queued or in flight; the round's coroutine waits
@@ -68,9 +68,11 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
         switch (r.status) {
             case exec_result::outcome::replied: {
-                o.status = replicas > 0
-                               ? read_replicated_reply(r.reply, read, value, replicas, o.detail)
-                               : read(r.reply, value, o.detail);
+                node_failure why;
+                o.status = replicas > 0 ? read_replicated_reply(r.reply, read, value, replicas, why)
+                                        : read(r.reply, value, why);
+                o.code = why.code;
+                o.detail = std::move(why.detail);
                 // An ok reply followed by WAIT's is well-formed: its first element is the
                 // command's own.
                 const resp::reply& own = replicas > 0 && o.status == node_status::ok
@@ -83,15 +85,17 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
             }
             case exec_result::outcome::timed_out:
                 o.status = node_status::timed_out;
-                o.detail = std::move(r.detail);
                 break;
             case exec_result::outcome::failed:
                 o.status = node_status::error;
-                o.detail = std::move(r.detail);
                 break;
             case exec_result::outcome::cancelled:
                 o.status = node_status::abandoned;
                 break;
+        }
+        if (r.status != exec_result::outcome::replied) {
+            o.code = r.code;
+            o.detail = std::move(r.detail);
         }
         pending[i] = 0;
         --remaining;
@@ -124,7 +128,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         node_outcome& o = outcomes[i];
         o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
         o.status = node_status::timed_out;
-        o.detail = deadline_passed;
+        set_failure(o, node_errc::timed_out);
         pending[i] = 0;
         --remaining;
         seen.add(o.status);
@@ -133,7 +137,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
 
     // The outcomes as the round's caller sees them now: nodes still pending are abandoned,
     // for `why`.
-    std::vector<node_outcome> outcomes_now(abandoned_reason why) const
+    std::vector<node_outcome> outcomes_now(node_errc why) const
     {
         std::vector<node_outcome> now = outcomes;
         for (std::size_t i = 0; i < now.size(); ++i) {
@@ -141,7 +145,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
                 now[i].latency =
                     std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
                 now[i].status = node_status::abandoned;
-                now[i].detail = abandoned_details[why];
+                set_failure(now[i], why);
             }
         }
         return now;
@@ -288,11 +292,11 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     while (st->remaining > 0) {
         const bool cancelled = cs.cancelled() != asio::cancellation_type::none;
         if (decided(st->seen, st->rule) || cancelled) {
-            const abandoned_reason why =
-                st->background ? in_background
-                : cancelled    ? abandoned_reason::cancelled
-                : st->seen.reached() || st->seen.replied() >= st->seen.quorum() ? decided_by_quorum
-                                                                                : quorum_impossible;
+            const node_errc why = st->background ? node_errc::in_background
+                                  : cancelled    ? node_errc::cancelled
+                                  : st->seen.reached() || st->seen.replied() >= st->seen.quorum()
+                                      ? node_errc::decided_by_quorum
+                                      : node_errc::quorum_impossible;
             std::vector<node_outcome> now = st->outcomes_now(why);
             if (st->background) {
                 st->continue_in_background(nodes);
@@ -320,7 +324,7 @@ bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept
 {
     std::size_t misconfigured = 0;
     for (const node_outcome& o : outcomes) {
-        if (o.status == node_status::error && is_misconfiguration(o.detail)) {
+        if (o.status == node_status::error && is_misconfiguration(o.code)) {
             ++misconfigured;
         }
     }

@@ -13,7 +13,6 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,24 +54,15 @@ struct round
 /// Queues `r`'s command on all `nodes` at once and completes as soon as `r.rule` says the
 /// outcome is decided, at `r.deadline`, or when the awaiting coroutine is cancelled.
 /// Outcomes are in `nodes` order; the nodes still pending then are reported as abandoned,
-/// with the reason in their detail. Their requests stay in the connections' pipelines
-/// either way. Without `r.background` their replies are dropped. With it, they still count
-/// until they arrive or the deadline passes (a timeout still tells the connection the
-/// server may be stuck), tracked by `r.background`: a release must not wait for a stopped
-/// node, yet the client must not shut down before its deletes are done. Must be awaited on
+/// with the reason as their code (`decided_by_quorum`, `quorum_impossible`, `cancelled`,
+/// `in_background`) and its message as their detail (see `stored_report`). Their requests stay in
+/// the connections' pipelines either way. Without `r.background` their replies are dropped. With
+/// it, they still count until they arrive or the deadline passes (a timeout still tells the
+/// connection the server may be stuck), tracked by `r.background`: a release must not wait for a
+/// stopped node, yet the client must not shut down before its deletes are done. Must be awaited on
 /// the strand the connections run on.
 boost::asio::awaitable<std::vector<node_outcome>> run_round(
     const std::vector<std::shared_ptr<node_link>>& nodes, round r);
-
-/// Why a round reported a node as abandoned: the round's outcome was decided without it,
-/// the awaiting coroutine was cancelled, or the round completed with its request still
-/// going on in the background. Reports keep these as an index (see `stored_report`).
-inline constexpr std::array<std::string_view, 4> abandoned_details{
-    "not awaited: the outcome was decided by a quorum of the other nodes",
-    "not awaited: a quorum was no longer possible",
-    "not awaited: the operation was cancelled",
-    "still pending when the outcome was decided: the request goes on in the background",
-};
 
 /// Sends `cmd` to every node without waiting for replies (the client publishing a release's
 /// message itself).
@@ -81,8 +71,8 @@ void broadcast(const std::vector<std::shared_ptr<node_link>>& nodes, command cmd
 /// Counts outcomes.
 tally count(const std::vector<node_outcome>& outcomes);
 
-/// Whether the nodes whose outcome is an error that `is_misconfiguration` are so many that
-/// the others cannot make a quorum: retrying the operation is then pointless.
+/// Whether the nodes whose outcome is an error with a code that `is_misconfiguration` are so
+/// many that the others cannot make a quorum: retrying the operation is then pointless.
 bool quorum_ruled_out(const std::vector<node_outcome>& outcomes) noexcept;
 
 }  // namespace redlock::detail

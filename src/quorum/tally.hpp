@@ -58,9 +58,7 @@ enum class stop_rule {
     /// Wait for every node (or its deadline): what is left of a round that completed early
     /// and goes on in the background.
     all_answered,
-    /// Stop once a quorum said ok, or once another owner holds a quorum: the lock is not free,
-    /// so no later answer can change the outcome (waiting for a node that stopped answering
-    /// would only keep a contender from hearing of the next release). Wait for all otherwise.
+    /// Stop once a quorum said ok; wait for all otherwise.
     quorum_reached,
     /// Stop once the outcome is known either way: release, valid, and an attempt with
     /// fail_fast.
@@ -80,7 +78,7 @@ constexpr bool decided(const tally& t, stop_rule rule) noexcept
         case stop_rule::all_answered:
             return false;
         case stop_rule::quorum_reached:
-            return t.reached() || t.taken_by_other();
+            return t.reached();
         case stop_rule::outcome_known:
             return t.reached() || t.impossible();
         case stop_rule::quorum_replied:

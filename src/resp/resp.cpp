@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "resp/resp.hpp"
 
-#include <hiredis/hiredis.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <string>
+#include <system_error>
 
 namespace redlock::detail::resp {
 
@@ -92,148 +92,104 @@ void append_command(std::string& out, std::string_view a, std::string_view b, st
 
 namespace {
 
-reply convert(const redisReply& r)
+// The first byte of each reply type: RESP2's, then RESP3's.
+constexpr std::string_view resp2_types = "+-:$*";
+constexpr std::string_view resp3_types = "+-:$*_#,(!=%~>|";
+
+std::optional<std::int64_t> parse_integer(std::string_view text)
 {
-    reply out;
-    switch (r.type) {
-        case REDIS_REPLY_STRING:
-            out.type = kind::bulk_string;
-            out.text.assign(r.str, r.len);
-            break;
-        case REDIS_REPLY_STATUS:
-            out.type = kind::simple_string;
-            out.text.assign(r.str, r.len);
-            break;
-        case REDIS_REPLY_ERROR:
-            out.type = kind::error;
-            out.text.assign(r.str, r.len);
-            break;
-        case REDIS_REPLY_INTEGER:
-            out.type = kind::integer;
-            out.integer = r.integer;
-            break;
-        case REDIS_REPLY_ARRAY:
-            out.type = kind::array;
-            out.elements.reserve(r.elements);
-            for (std::size_t i = 0; i < r.elements; ++i) {
-                out.elements.push_back(convert(*r.element[i]));
-            }
-            break;
-        default:
-            out.type = kind::nil;
-            break;
+    std::int64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [stop, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc{} || stop != end) {
+        return std::nullopt;
     }
-    return out;
+    return value;
+}
+
+// A RESP3 double: what strtod reads (inf, -inf and nan included), with an optional '+'.
+bool is_double(std::string_view text)
+{
+    if (text.size() > 1 && text[0] == '+' && text[1] != '-') {
+        text.remove_prefix(1);
+    }
+    double value = 0;
+    const char* end = text.data() + text.size();
+    auto [stop, ec] = std::from_chars(text.data(), end, value);
+    return !text.empty() && stop == end &&
+           (ec == std::errc{} || ec == std::errc::result_out_of_range);
+}
+
+// A RESP3 big number: an integer of any size.
+bool is_big_number(std::string_view text)
+{
+    if (!text.empty() && text[0] == '-') {
+        text.remove_prefix(1);
+    }
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// A byte as a message may quote it: "h", or 0x0d when it is not printable.
+std::string quoted_byte(char ch)
+{
+    constexpr char digits[] = "0123456789abcdef";
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte < 0x7f) {
+        return {'"', ch, '"'};
+    }
+    return {'0', 'x', digits[byte >> 4], digits[byte & 0xf]};
+}
+
+std::string line_too_long()
+{
+    return "a reply line longer than " + std::to_string(decoder::max_line) + " bytes";
+}
+
+std::string larger_than(std::size_t cap)
+{
+    return "reply larger than " + std::to_string(cap) + " bytes";
 }
 
 }  // namespace
 
-// hiredis builds a reply's objects as it parses, before the reply is complete; the decoder
-// counts what they take (the string bytes, a pointer per announced array element, and a
-// little per object) and refuses to build past its cap. Without that, an array header of
-// 2^31 elements reserves 16 GiB at once, and a server streaming elements grows the client
-// without bound (tests/hostile/test_memory.cpp).
-struct decoder::impl
-{
-    // The objects may take as much as the buffer, but at least 64 KiB, so that a small
-    // buffer cap still admits small replies (an object costs more than its wire bytes).
-    explicit impl(std::size_t max_buffer)
-        : max_bytes(std::max<std::size_t>(max_buffer, std::size_t{64} * 1024))
-    {
-        if (reader != nullptr) {
-            reader->fn = &counted_functions();
-            reader->privdata = this;
-        }
-    }
-    ~impl() { redisReaderFree(reader); }
-    impl(const impl&) = delete;
-    impl& operator=(const impl&) = delete;
-
-    redisReader* reader = redisReaderCreate();
-    std::size_t max_bytes;
-    /// What the objects of the reply under construction take.
-    std::size_t built = 0;
-    /// A reply object was refused for the cap.
-    bool refused = false;
-
-    static constexpr std::size_t object_overhead = 48;
-
-    // False when `bytes` more would exceed the cap.
-    static bool charge(const redisReadTask* task, std::size_t bytes)
-    {
-        auto* self = static_cast<impl*>(task->privdata);
-        if (bytes > self->max_bytes - self->built) {
-            self->refused = true;
-            return false;
-        }
-        self->built += bytes;
-        return true;
-    }
-
-    static const redisReplyObjectFunctions& hiredis_functions()
-    {
-        static const redisReplyObjectFunctions original = [] {
-            redisReader* r = redisReaderCreate();
-            redisReplyObjectFunctions copy = *r->fn;
-            redisReaderFree(r);
-            return copy;
-        }();
-        return original;
-    }
-
-    static redisReplyObjectFunctions& counted_functions()
-    {
-        static redisReplyObjectFunctions counted = [] {
-            redisReplyObjectFunctions f = hiredis_functions();
-            f.createString = [](const redisReadTask* t, char* str, size_t len) -> void* {
-                return charge(t, len + object_overhead)
-                           ? hiredis_functions().createString(t, str, len)
-                           : nullptr;
-            };
-            f.createArray = [](const redisReadTask* t, int elements) -> void* {
-                const auto n = static_cast<std::size_t>(elements < 0 ? 0 : elements);
-                return charge(t, n * sizeof(void*) + object_overhead)
-                           ? hiredis_functions().createArray(t, elements)
-                           : nullptr;
-            };
-            f.createInteger = [](const redisReadTask* t, long long value) -> void* {
-                return charge(t, object_overhead) ? hiredis_functions().createInteger(t, value)
-                                                  : nullptr;
-            };
-            f.createNil = [](const redisReadTask* t) -> void* {
-                return charge(t, object_overhead) ? hiredis_functions().createNil(t) : nullptr;
-            };
-            return f;
-        }();
-        return counted;
-    }
-};
-
-decoder::decoder(std::size_t max_buffer)
-    : impl_(std::make_unique<impl>(max_buffer)), max_buffer_(max_buffer)
+decoder::decoder(std::size_t max_buffer, protocol speaks)
+    : max_buffer_(max_buffer),
+      protocol_(speaks),
+      max_built_(std::max<std::size_t>(max_buffer, 64 * 1024))
 {
 }
 
-decoder::~decoder() = default;
+void decoder::reset()
+{
+    *this = decoder(max_buffer_, protocol_);
+}
 
 bool decoder::feed(const char* data, std::size_t size)
 {
     if (!error_.empty()) {
         return false;
     }
-    redisReader* r = impl_->reader;
-    if (r->len - r->pos + size > max_buffer_) {
-        error_ = "reply larger than " + std::to_string(max_buffer_) + " bytes";
-        return false;
+    if (size > max_buffer_ - (buffer_.size() - pos_)) {
+        return fail(larger_than(max_buffer_));
     }
-    if (r == nullptr || redisReaderFeed(r, data, size) != REDIS_OK) {
-        error_ =
-            r != nullptr && r->errstr[0] != '\0' ? r->errstr : "out of memory buffering a reply";
-        return false;
-    }
-    note_line_ends(data, size);
-    fed_ += size;
+    drop_read_bytes();
+    buffer_.append(data, size);
     return true;
+}
+
+// Bytes read go before new ones come: those of an unfinished value then stand at the front
+// while the rest of it arrives, and move no more.
+void decoder::drop_read_bytes()
+{
+    if (pos_ == buffer_.size() && buffer_.capacity() > max_line) {
+        buffer_ = std::string();  // the memory of a large reply goes with it
+    } else {
+        buffer_.erase(0, pos_);
+    }
+    dropped_ += pos_;
+    scan_from_ = scan_from_ > pos_ ? scan_from_ - pos_ : 0;
+    pos_ = 0;
 }
 
 std::optional<reply> decoder::next()
@@ -241,94 +197,233 @@ std::optional<reply> decoder::next()
     if (!error_.empty()) {
         return std::nullopt;
     }
-    // hiredis looks for the "\r\n" of an unfinished line from the line's start on every
-    // call, so an endless line would cost time quadratic in its length. Lines are short in
-    // Redis (status, error, integer, length headers): one without an end is refused early.
-    const std::size_t unparsed = impl_->reader->len - impl_->reader->pos;
-    if (unparsed <= since_line_end_ && unparsed > max_line) {
-        error_ = "a reply line longer than " + std::to_string(max_line) + " bytes";
-        return std::nullopt;
-    }
-    void* raw = nullptr;
-    if (redisReaderGetReply(impl_->reader, &raw) != REDIS_OK) {
-        if (impl_->refused) {
-            error_ = "reply larger than " + std::to_string(max_buffer_) + " bytes";
+    item read;
+    while (read_item(read)) {
+        if (read.missing == 0) {
+            if (auto whole = complete(std::move(read))) {
+                return whole;
+            }
+        } else if (open_.size() == max_depth) {
+            fail("replies nested deeper than " + std::to_string(max_depth) + " levels");
+            return std::nullopt;
         } else {
-            error_ = impl_->reader->errstr[0] != '\0' ? impl_->reader->errstr : "malformed reply";
-        }
-        return std::nullopt;
-    }
-    if (raw == nullptr) {
-        // A bulk string longer than the cap is refused as soon as its length is known, rather
-        // than after the cap's worth of its bytes has been read.
-        if (const std::size_t announced = pending_bulk_length(); announced > max_buffer_) {
-            error_ = "reply larger than " + std::to_string(max_buffer_) +
-                     " bytes (a bulk string of " + std::to_string(announced) + " bytes)";
-        }
-        return std::nullopt;
-    }
-    // Right after a complete reply hiredis has nothing half-read (inside an item it may
-    // already have passed the type byte), so what it has not parsed is what is left.
-    consumed_ = fed_ - (impl_->reader->len - impl_->reader->pos);
-    impl_->built = 0;
-    std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
-                                                       freeReplyObject);
-    return convert(*owned);
-}
-
-void decoder::note_line_ends(const char* data, std::size_t size)
-{
-    // The last "\r\n" of the new bytes (its '\r' may be the previous feed's last byte).
-    for (std::size_t i = size; i-- > 0;) {
-        if (data[i] == '\n' && (i > 0 ? data[i - 1] == '\r' : last_was_cr_)) {
-            since_line_end_ = size - 1 - i;
-            last_was_cr_ = data[size - 1] == '\r';
-            return;
+            open_.push_back(std::move(read));
         }
     }
-    since_line_end_ += size;
-    if (size > 0) {
-        last_was_cr_ = data[size - 1] == '\r';
+    return std::nullopt;
+}
+
+// Puts a value read whole into the aggregates open around it; returns the reply they make up
+// once the outermost is complete.
+std::optional<reply> decoder::complete(item done)
+{
+    while (!done.attribute) {
+        if (open_.empty()) {
+            consumed_ = dropped_ + pos_;
+            built_ = 0;
+            return std::move(done.value);
+        }
+        item& parent = open_.back();
+        parent.value.elements.push_back(std::move(done.value));
+        if (--parent.missing > 0) {
+            break;
+        }
+        done = std::move(parent);
+        open_.pop_back();
+    }
+    return std::nullopt;
+}
+
+bool decoder::fail(std::string why)
+{
+    error_ = std::move(why);
+    return false;
+}
+
+// Counts `bytes` more of the reply under construction; false past the cap.
+bool decoder::charge(std::size_t bytes)
+{
+    if (bytes > max_built_ - built_) {
+        return fail(larger_than(max_built_) + " decoded");
+    }
+    built_ += bytes;
+    return true;
+}
+
+void decoder::advance(std::size_t to)
+{
+    pos_ = to;
+    scan_from_ = to;
+}
+
+// Where the "\r\n" that ends the line at `pos_` begins; npos while it has not arrived, or when
+// the line is too long (then with the error).
+std::size_t decoder::line_end()
+{
+    constexpr auto none = std::string::npos;
+    for (std::size_t from = std::max(pos_ + 1, scan_from_); from < buffer_.size();) {
+        const void* found = std::memchr(buffer_.data() + from, '\n', buffer_.size() - from);
+        if (found == nullptr) {
+            break;
+        }
+        const auto lf = static_cast<std::size_t>(static_cast<const char*>(found) - buffer_.data());
+        if (buffer_[lf - 1] != '\r') {
+            from = lf + 1;
+            continue;
+        }
+        const std::size_t cr = lf - 1;
+        if (cr - (pos_ + 1) > max_line) {  // the line between the type byte and "\r\n"
+            fail(line_too_long());
+            return none;
+        }
+        return cr;
+    }
+    scan_from_ = buffer_.size();
+    // The line is longer than max_line whatever comes next (a '\r' at the end may end it).
+    if (buffer_.size() - pos_ > max_line + 2) {
+        fail(line_too_long());
+    }
+    return none;
+}
+
+// One value at `pos_`, or the header of an aggregate; false until its bytes have all arrived,
+// and on a protocol error.
+bool decoder::read_item(item& out)
+{
+    if (pos_ == buffer_.size()) {
+        return false;
+    }
+    const char type = buffer_[pos_];
+    const auto types = protocol_ == protocol::resp3 ? resp3_types : resp2_types;
+    if (types.find(type) == std::string_view::npos) {
+        return fail("unexpected byte " + quoted_byte(type) + " where a reply begins");
+    }
+    const std::size_t end = line_end();
+    if (end == std::string::npos) {
+        return false;
+    }
+    const std::string_view line(buffer_.data() + pos_ + 1, end - (pos_ + 1));
+    out = item{};
+    switch (type) {
+        case '$':
+        case '!':
+        case '=':
+            return read_blob(type, line, end + 2, out.value);
+        case '*':
+        case '%':
+        case '~':
+        case '>':
+        case '|':
+            return read_aggregate(type, line, end + 2, out);
+        default:
+            if (!read_line_value(type, line, out.value)) {
+                return false;
+            }
+            advance(end + 2);
+            return true;
     }
 }
 
-std::size_t decoder::pending_bulk_length() const noexcept
+// A value that is all in its line: a simple string, an error, an integer, a null, a boolean,
+// a double or a big number.
+bool decoder::read_line_value(char type, std::string_view line, reply& out)
 {
-    // While hiredis waits for a bulk string's bytes, it has read the '$' and stands at the
-    // length's digits (they are parsed again on each call).
-    const redisReader* r = impl_->reader;
-    if (r == nullptr || r->ridx < 0 || r->rstack[r->ridx].type != REDIS_REPLY_STRING) {
-        return 0;
+    switch (type) {
+        case ':':
+            if (const auto value = parse_integer(line)) {
+                out.type = kind::integer;
+                out.integer = *value;
+                return true;
+            }
+            return fail("malformed integer reply");
+        case '#':
+            if (line != "t" && line != "f") {
+                return fail("malformed boolean reply");
+            }
+            out.type = kind::integer;
+            out.integer = line == "t" ? 1 : 0;
+            return true;
+        case '_':
+            return line.empty() || fail("malformed null reply");
+        case ',':
+            if (!is_double(line)) {
+                return fail("malformed double reply");
+            }
+            break;
+        case '(':
+            if (!is_big_number(line)) {
+                return fail("malformed big number reply");
+            }
+            break;
     }
-    const char* begin = r->buf + r->pos;
-    const char* end = begin + std::min<std::size_t>(r->len - r->pos, 24);
-    std::size_t length = 0;
-    auto [stop, ec] = std::from_chars(begin, end, length);
-    if (ec != std::errc{} || stop == end || *stop != '\r') {
-        return 0;  // negative (nil), malformed or incomplete: hiredis decides
+    out.type = type == '+' ? kind::simple_string : type == '-' ? kind::error : kind::bulk_string;
+    out.text.assign(line);
+    return charge(line.size());
+}
+
+// A bulk string, blob error or verbatim string: its length in `line`, then as many bytes from
+// `body` on, then "\r\n".
+bool decoder::read_blob(char type, std::string_view line, std::size_t body, reply& out)
+{
+    const auto length = parse_integer(line);
+    if (!length || *length < -1 || (*length == -1 && type != '$')) {
+        return fail("malformed length of a bulk string");
     }
-    return length;
+    if (*length == -1) {  // RESP2's null
+        advance(body);
+        return true;
+    }
+    // Refused as soon as the length is known: the value could never be buffered whole.
+    const auto size = static_cast<std::uint64_t>(*length);
+    const std::size_t framing = body - pos_ + 2;
+    if (size > max_buffer_ || max_buffer_ - size < framing) {
+        return fail(larger_than(max_buffer_) + " (a bulk string of " + std::to_string(size) +
+                    " bytes)");
+    }
+    if (buffer_.size() - body < size + 2) {
+        return false;
+    }
+    if (buffer_.compare(body + size, 2, "\r\n") != 0) {
+        return fail("a bulk string longer than its length");
+    }
+    std::string_view text(buffer_.data() + body, size);
+    if (type == '=') {
+        if (size < 4 || text[3] != ':') {
+            return fail("a verbatim string without its format");
+        }
+        text.remove_prefix(4);
+    }
+    out.type = type == '!' ? kind::error : kind::bulk_string;
+    out.text.assign(text);
+    advance(body + size + 2);
+    return charge(text.size());
 }
 
-std::size_t decoder::consumed() const noexcept
+// The header of an array, map, set, push or attributes: the count in `line`. Its elements'
+// slots are counted against the cap at once, so that a hostile count is refused before
+// anything is allocated.
+bool decoder::read_aggregate(char type, std::string_view line, std::size_t after, item& out)
 {
-    return consumed_;
-}
-
-bool decoder::has_buffered() const noexcept
-{
-    const redisReader* r = impl_->reader;
-    return r != nullptr && (r->len > r->pos || r->ridx >= 0);
-}
-
-void decoder::reset()
-{
-    impl_ = std::make_unique<impl>(max_buffer_);
-    error_.clear();
-    fed_ = 0;
-    consumed_ = 0;
-    since_line_end_ = 0;
-    last_was_cr_ = false;
+    const auto count = parse_integer(line);
+    if (!count || *count < -1 || (*count == -1 && type != '*')) {
+        return fail("malformed length of an aggregate");
+    }
+    advance(after);
+    if (*count == -1) {  // RESP2's null
+        return true;
+    }
+    const std::size_t per_entry = type == '%' || type == '|' ? 2 : 1;
+    const auto entries = static_cast<std::uint64_t>(*count);
+    if (entries > (max_built_ - built_) / sizeof(reply) / per_entry) {
+        return fail(larger_than(max_built_) + " decoded (an aggregate of " +
+                    std::to_string(entries) + " entries)");
+    }
+    out.missing = static_cast<std::size_t>(entries) * per_entry;
+    built_ += out.missing * sizeof(reply);
+    out.value.type = kind::array;
+    out.value.elements.reserve(out.missing);
+    out.attribute = type == '|';
+    return true;
 }
 
 }  // namespace redlock::detail::resp

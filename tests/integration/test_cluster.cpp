@@ -376,6 +376,7 @@ BOOST_AUTO_TEST_CASE(cluster_and_standalone_urls_swapped_are_misconfigurations)
         BOOST_TEST_MESSAGE(detail);
         BOOST_TEST((detail.find("cluster support disabled") != std::string::npos));
         BOOST_TEST((detail.find("redis://host:port") != std::string::npos));
+        BOOST_TEST((g.last_report().nodes.at(0).code == node_errc::wrong_mode));
     }
     cluster_deployment d(3);
     // A key whose slot is not on the first master, asked of it as a standalone server.
@@ -390,6 +391,7 @@ BOOST_AUTO_TEST_CASE(cluster_and_standalone_urls_swapped_are_misconfigurations)
     const std::string detail = g.last_report().nodes.at(0).detail;
     BOOST_TEST_MESSAGE(detail);
     BOOST_TEST((detail.find("redis-cluster://") != std::string::npos));
+    BOOST_TEST((g.last_report().nodes.at(0).code == node_errc::redirected));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -152,6 +152,7 @@ BOOST_AUTO_TEST_CASE(rediss_cluster_locks_on_every_master_over_tls_and_needs_the
         const std::string detail = rep.nodes.at(0).detail;
         BOOST_TEST(contains(detail, "TLS handshake failed"), detail);
         BOOST_TEST(contains(detail, "certificate verify failed"), detail);
+        BOOST_TEST((rep.nodes.at(0).code == node_errc::tls_failed));
         BOOST_TEST(!redis_get(d[holder_of(d, keys.front())].port(), keys.front()).has_value());
     }
     BOOST_TEST_MESSAGE("whole test case: " << since(started).count() << " ms");
@@ -182,6 +183,7 @@ BOOST_AUTO_TEST_CASE(without_tls_cluster_cluster_slots_names_plain_ports_and_red
     BOOST_TEST(rep.attempts == 1);
     const std::string detail = rep.nodes.at(0).detail;
     BOOST_TEST(contains(detail, "a TLS URL (rediss://) for a server without TLS?"), detail);
+    BOOST_TEST((rep.nodes.at(0).code == node_errc::tls_mismatch));
     const std::size_t owner = holder_of(d, "plain-announced");
     BOOST_TEST(contains(detail, "127.0.0.1:" + std::to_string(d[owner].port())), detail);
     BOOST_TEST_MESSAGE("whole test case: " << since(started).count() << " ms");

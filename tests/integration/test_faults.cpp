@@ -37,6 +37,7 @@ BOOST_FIXTURE_TEST_CASE(stopped_nodes_do_not_stall_acquisition, five_nodes)
     for (std::size_t i : {0, 1}) {
         BOOST_TEST(r.nodes[i].status == node_status::abandoned);
         BOOST_TEST(r.nodes[i].detail.find("goes on in the background") != std::string::npos);
+        BOOST_TEST((r.nodes[i].code == node_errc::in_background));
     }
     BOOST_TEST(r.count(node_status::ok) == 3u);
     // Shutting down waits for those deletes: here, until their deadline passes.
@@ -47,6 +48,52 @@ BOOST_FIXTURE_TEST_CASE(stopped_nodes_do_not_stall_acquisition, five_nodes)
     }
     nodes[0].resume();
     nodes[1].resume();
+}
+
+// An attempt that a stopped node could still decide waits for it once, until its per-node
+// deadline. After that the client does not wait for the node again until it answers
+// something: a contender whose attempt splits the live nodes learns at once that it lost.
+// Once the node runs again, it is used again.
+BOOST_FIXTURE_TEST_CASE(a_stopped_node_is_waited_for_once_and_used_again_once_it_answers,
+                        five_nodes)
+{
+    // Another owner holds two of the four live nodes: an attempt gets the other two, and only
+    // the stopped node could make its third.
+    redis_set(nodes[0].port(), "split", "other", 60000);
+    redis_set(nodes[1].port(), "split", "other", 60000);
+    nodes[4].pause();
+    redlock::client c(io.get_executor(), config());
+    auto m = c.make_mutex("split", {.expiry = 2s, .tries = 1});
+
+    auto [ec, g] = run(io, try_get(m));
+    BOOST_TEST(ec == redlock::error::failed);
+    BOOST_TEST(g.last_report().nodes.at(4).status == node_status::timed_out);
+
+    auto [ec2, g2] = run(io, try_get(m));
+    BOOST_TEST(ec2 == redlock::error::failed);
+    const node_outcome stopped = g2.last_report().nodes.at(4);
+    BOOST_TEST(stopped.status == node_status::error);
+    BOOST_TEST(!stopped.detail.empty());
+
+    // Once it runs again, the node answers what it was sent while stopped, or the client
+    // reconnects once the back-off has passed and the node answered a PING: either way it is
+    // waited for again. Inspection waits for every node, so it shows when.
+    nodes[4].resume();
+    auto answers_again = [&]() -> asio::awaitable<bool> {
+        asio::steady_timer pause(co_await asio::this_coro::executor);
+        const auto limit = steady::now() + 10s;
+        while (steady::now() < limit) {
+            auto [iec, s] =
+                co_await c.async_inspect("split", 1s, asio::as_tuple(asio::use_awaitable));
+            if (!iec && s.size() == 5u && s[4].error.empty()) {
+                co_return s[4].kind == key_kind::missing;
+            }
+            pause.expires_after(20ms);
+            co_await pause.async_wait(asio::use_awaitable);
+        }
+        co_return false;
+    };
+    BOOST_TEST(run(io, answers_again()));
 }
 
 BOOST_FIXTURE_TEST_CASE(refused_port_is_a_node_error_not_a_stall, five_nodes)
@@ -71,6 +118,7 @@ BOOST_FIXTURE_TEST_CASE(refused_port_is_a_node_error_not_a_stall, five_nodes)
     BOOST_TEST_MESSAGE("refused node: " << dead.detail);
     BOOST_TEST((dead.detail.find("refused") != std::string::npos));
     BOOST_TEST((dead.detail.find(std::to_string(nodes[4].port())) != std::string::npos));
+    BOOST_TEST((dead.code == node_errc::connect_failed));
 }
 
 BOOST_FIXTURE_TEST_CASE(three_of_five_stopped_fails_in_bounded_time, five_nodes)

@@ -31,6 +31,7 @@ BOOST_FIXTURE_TEST_CASE(acquire_sets_the_key_everywhere_and_release_deletes_it, 
             if (o.status == node_status::abandoned) {  // and says why
                 BOOST_TEST(o.detail ==
                            "not awaited: the outcome was decided by a quorum of the other nodes");
+                BOOST_TEST((o.code == node_errc::decided_by_quorum));
             }
         }
         for (std::size_t i = 0; i < 5; ++i) {
@@ -51,6 +52,7 @@ BOOST_FIXTURE_TEST_CASE(acquire_sets_the_key_everywhere_and_release_deletes_it, 
         for (const node_outcome& o : released.nodes) {
             if (o.status == node_status::abandoned) {
                 BOOST_TEST(o.detail.find("goes on in the background") != std::string::npos);
+                BOOST_TEST((o.code == node_errc::in_background));
             }
         }
         BOOST_TEST(co_await settles([&] {

@@ -24,8 +24,9 @@ std::string port_url(const char* scheme, std::uint16_t port, const std::string& 
 }
 
 // Acquires with the default 32 tries; expects misconfigured after the first attempt, with every
-// node's detail holding `words`. Returns the report.
-report expect_misconfigured(asio::io_context& io, redlock::config cfg, const std::string& words)
+// node's code `code` and its detail holding `words`. Returns the report.
+report expect_misconfigured(asio::io_context& io, redlock::config cfg, node_errc code,
+                            const std::string& words)
 {
     redlock::client c(io.get_executor(), std::move(cfg));
     auto [ec, g] = run(io, try_get(c.make_mutex("misconfigured")));
@@ -39,6 +40,7 @@ report expect_misconfigured(asio::io_context& io, redlock::config cfg, const std
         const node_outcome& o = rep.nodes[i];
         BOOST_TEST(o.endpoint == c.config().nodes[i].endpoint());
         BOOST_TEST(o.status == node_status::error);
+        BOOST_TEST((o.code == code), o.code.message());
         BOOST_TEST(contains(o.detail, words), o.detail);
     }
     return rep;
@@ -65,7 +67,8 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_stops_acquire_after_one_attempt)
         urls.push_back(port_url("redis", (*nodes)[i].port(), "wrong"));
     }
     asio::io_context io;
-    const report rep = expect_misconfigured(io, config::from_urls(urls), "WRONGPASS");
+    const report rep =
+        expect_misconfigured(io, config::from_urls(urls), node_errc::authentication, "WRONGPASS");
     for (const node_outcome& o : rep.nodes) {
         BOOST_TEST(contains(o.detail, "check the URL's credentials"), o.detail);
         BOOST_TEST(!contains(o.detail, "wrong@"), o.detail);  // never the password
@@ -80,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_missing_password_stops_acquire_after_one_attempt)
         urls.push_back(port_url("redis", (*nodes)[i].port()));
     }
     asio::io_context io;
-    expect_misconfigured(io, config::from_urls(urls), "NOAUTH");
+    expect_misconfigured(io, config::from_urls(urls), node_errc::authentication, "NOAUTH");
 }
 
 BOOST_AUTO_TEST_CASE(replicas_listed_as_masters_stop_acquire_after_one_attempt)
@@ -94,7 +97,8 @@ BOOST_AUTO_TEST_CASE(replicas_listed_as_masters_stop_acquire_after_one_attempt)
         urls.push_back(replicas.back()->url());
     }
     asio::io_context io;
-    const report rep = expect_misconfigured(io, config::from_urls(urls), "READONLY");
+    const report rep =
+        expect_misconfigured(io, config::from_urls(urls), node_errc::not_a_master, "READONLY");
     for (const node_outcome& o : rep.nodes) {
         BOOST_TEST(contains(o.detail, "the node is a replica: list masters"), o.detail);
     }
@@ -127,6 +131,7 @@ BOOST_AUTO_TEST_CASE(a_replica_among_masters_is_named_once_in_the_log)
         // replica's refusals of the three SETs have been read once it answers.
         const auto states = co_await c.async_inspect("replica-among-masters", 2s);
         BOOST_TEST(states.at(2).error.empty(), states.at(2).error);
+        BOOST_TEST(!states.at(2).code);
         BOOST_TEST(states.at(2).replica_of == "127.0.0.1:" + std::to_string(first.port()));
         co_return 0;
     }());
@@ -142,7 +147,7 @@ BOOST_AUTO_TEST_CASE(a_plain_url_for_a_tls_port_stops_acquire_after_one_attempt)
     redis_server node(tls_only(certs, tls_port));
     asio::io_context io;
     expect_misconfigured(io, config::from_urls({port_url("redis", tls_port)}),
-                         "a plain URL (redis://) for a TLS port?");
+                         node_errc::tls_mismatch, "a plain URL (redis://) for a TLS port?");
 }
 
 BOOST_AUTO_TEST_CASE(a_tls_url_for_a_plain_port_stops_acquire_after_one_attempt)
@@ -152,8 +157,8 @@ BOOST_AUTO_TEST_CASE(a_tls_url_for_a_plain_port_stops_acquire_after_one_attempt)
     auto cfg = config::from_urls({port_url("rediss", node.port())});
     cfg.tls.ca_file = certs.dir + "/ca.crt";
     asio::io_context io;
-    const report rep =
-        expect_misconfigured(io, std::move(cfg), "a TLS URL (rediss://) for a server without TLS?");
+    const report rep = expect_misconfigured(io, std::move(cfg), node_errc::tls_mismatch,
+                                            "a TLS URL (rediss://) for a server without TLS?");
     BOOST_TEST(contains(rep.nodes.at(0).detail, "PONG"), rep.nodes.at(0).detail);
 }
 
@@ -173,9 +178,11 @@ BOOST_AUTO_TEST_CASE(one_misconfigured_node_of_three_leaves_a_quorum_that_locks)
     // its cause if its handshake failed by then, or as not awaited.
     if (rep.nodes.at(0).status == node_status::abandoned) {
         BOOST_TEST(contains(rep.nodes.at(0).detail, "not awaited"), rep.nodes.at(0).detail);
+        BOOST_TEST((rep.nodes.at(0).code == node_errc::decided_by_quorum));
     } else {
         BOOST_TEST(rep.nodes.at(0).status == node_status::error);
         BOOST_TEST(contains(rep.nodes.at(0).detail, "WRONGPASS"), rep.nodes.at(0).detail);
+        BOOST_TEST((rep.nodes.at(0).code == node_errc::authentication));
     }
     BOOST_TEST(rep.count(node_status::ok) == 2u);
     BOOST_TEST((redis_get(good[0].port(), "mixed") == g.value()));
@@ -190,6 +197,8 @@ BOOST_AUTO_TEST_CASE(unreachable_nodes_are_not_misconfigured)
     auto [ec, g] = run(io, try_get(c.make_mutex("nobody", {.tries = 2})));
     BOOST_TEST(ec == redlock::error::failed);
     BOOST_TEST(g.last_report().attempts == 2);
+    BOOST_TEST((g.last_report().nodes.at(0).code == node_errc::connect_failed),
+               g.last_report().to_string());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

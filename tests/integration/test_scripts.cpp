@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSL-1.0
 // The library names its Lua scripts by their SHA-1, as Redis does. A wrong digest would not
 // fail any operation: every EVALSHA would answer NOSCRIPT and the EVAL fallback would take
-// over, silently doubling the traffic. These tests hold the digests against a real server.
+// over, silently doubling the traffic. These tests hold the digests against a real server,
+// and what each lock script does to its keys.
 
 #include "fixture.hpp"
 
+#include "protocol/script_table.hpp"
 #include "protocol/scripts.hpp"
 #include "resp/resp.hpp"
 
-#include <set>
+#include <algorithm>
 
 namespace redlock::test {
 namespace {
@@ -32,29 +34,156 @@ BOOST_AUTO_TEST_SUITE(scripts)
 BOOST_AUTO_TEST_CASE(every_script_is_named_by_the_digest_redis_gives_it)
 {
     redis_server node;
-    const std::vector<std::string> one = {"k"};
-    const std::vector<std::string> two = {"k1", "k2"};
-    std::vector<detail::request> requests;
-    for (bool reentrant : {false, true}) {
-        const detail::lock_shape shape{two, reentrant};
-        requests.push_back(detail::acquire_request(shape, "v", 1000ms));
-        requests.push_back(detail::release_request(shape, "v", true));
-        requests.push_back(detail::extend_request(shape, "v", 1000ms, false));
-        requests.push_back(detail::check_request(shape, "v"));
+    for (const detail::lua_script& script : detail::all_scripts()) {
+        BOOST_TEST_CONTEXT(script.name)
+        {
+            // Also proves that the text compiles: SCRIPT LOAD refuses a syntax error.
+            BOOST_TEST(redis_command(node.port(), {"SCRIPT", "LOAD", std::string(script.text)}) ==
+                       script.sha);
+        }
     }
-    requests.push_back(detail::acquire_request({one, false, true}, "v", 1000ms));
-    requests.push_back(detail::fence_raise_request({one, false, true}, 7));
+}
 
-    std::set<std::string> distinct;
-    for (const detail::request& r : requests) {
-        const auto eval = args_of(r.cmd.fallback);
-        const auto evalsha = args_of(r.cmd.payload);
-        BOOST_TEST_REQUIRE(eval.size() > 1u);
-        BOOST_TEST_REQUIRE(evalsha.size() > 1u);
-        BOOST_TEST(redis_command(node.port(), {"SCRIPT", "LOAD", eval[1]}) == evalsha[1]);
-        distinct.insert(evalsha[1]);
+// What a key of a lock holds before a script runs.
+enum class held { ours, missing, other };
+
+// The state a lock script answers for one key: ours 1, missing 0, another owner's -1.
+int answer_for(held h)
+{
+    return h == held::ours ? 1 : h == held::missing ? 0 : -1;
+}
+
+const std::vector<std::string> two_keys{"lock:{s}:1", "lock:{s}:2"};
+
+void put(std::uint16_t port, const std::string& key, held h, bool reentrant)
+{
+    redis_command(port, {"DEL", key});
+    if (h == held::missing) {
+        return;
     }
-    BOOST_TEST(distinct.size() == requests.size());
+    const std::string value = h == held::ours ? "me" : "them";
+    if (reentrant) {
+        redis_command(port, {"HSET", key, value, "1"});
+    } else {
+        redis_command(port, {"SET", key, value});
+    }
+}
+
+// A key's contents as redis_command renders them: "me", "me 1" (a hash), "(nil)", "none".
+std::string contents(std::uint16_t port, const std::string& key, bool reentrant)
+{
+    if (redis_command(port, {"EXISTS", key}) == "0") {
+        return "none";
+    }
+    return reentrant ? redis_command(port, {"HGETALL", key}) : redis_command(port, {"GET", key});
+}
+
+std::string run_script(std::uint16_t port, const detail::request& r)
+{
+    return redis_command(port, args_of(r.cmd.fallback));
+}
+
+// Every mix of two keys' states, for both kinds of lock: check, extend and release answer the
+// least state of their keys, touch nothing when a key is another owner's (release: only the
+// keys that are ours), and an extend with recreate sets keys that vanished.
+BOOST_AUTO_TEST_CASE(lock_scripts_answer_the_least_state_of_their_keys)
+{
+    redis_server node;
+    const std::uint16_t port = node.port();
+    const std::vector<held> states{held::ours, held::missing, held::other};
+    for (bool reentrant : {false, true}) {
+        const detail::lock_shape shape{two_keys, reentrant};
+        const std::string mine = reentrant ? "me 1" : "me";
+        for (held first : states) {
+            for (held second : states) {
+                BOOST_TEST_CONTEXT("reentrant " << reentrant << ", states " << answer_for(first)
+                                                << " " << answer_for(second))
+                {
+                    const auto now = [&] {
+                        return std::vector<std::string>{contents(port, two_keys[0], reentrant),
+                                                        contents(port, two_keys[1], reentrant)};
+                    };
+                    const auto setup = [&] {
+                        put(port, two_keys[0], first, reentrant);
+                        put(port, two_keys[1], second, reentrant);
+                        return now();
+                    };
+                    const int least = std::min(answer_for(first), answer_for(second));
+                    const bool other = least < 0;
+
+                    std::vector<std::string> before = setup();
+                    BOOST_TEST(run_script(port, detail::check_request(shape, "me")) ==
+                               std::to_string(least));
+                    BOOST_TEST(now() == before, boost::test_tools::per_element());
+
+                    BOOST_TEST(run_script(port, detail::extend_request(shape, "me", 60s, false)) ==
+                               std::to_string(least));
+                    BOOST_TEST(now() == before, boost::test_tools::per_element());
+                    for (const std::string& key : two_keys) {
+                        // Set without an expiry: -1 unless extended (-2 when missing).
+                        BOOST_TEST(
+                            (least == 1 ? redis_pttl(port, key) > 0 : redis_pttl(port, key) < 0));
+                    }
+
+                    before = setup();
+                    BOOST_TEST(run_script(port, detail::extend_request(shape, "me", 60s, true)) ==
+                               (other ? "-1" : "1"));
+                    if (other) {
+                        BOOST_TEST(now() == before, boost::test_tools::per_element());
+                    } else {
+                        BOOST_TEST(now() == std::vector<std::string>({mine, mine}),
+                                   boost::test_tools::per_element());
+                        BOOST_TEST(redis_pttl(port, two_keys[0]) > 0);
+                        BOOST_TEST(redis_pttl(port, two_keys[1]) > 0);
+                    }
+
+                    before = setup();
+                    BOOST_TEST(run_script(port, detail::release_request(shape, "me", false)) ==
+                               std::to_string(least));
+                    std::vector<std::string> released = before;
+                    for (std::string& c : released) {
+                        c = c == mine ? "none" : c;
+                    }
+                    BOOST_TEST(now() == released, boost::test_tools::per_element());
+                }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_reentrant_release_takes_one_hold_and_deletes_with_the_last)
+{
+    redis_server node;
+    const std::uint16_t port = node.port();
+    const detail::lock_shape shape{two_keys, true};
+    const detail::request acquire = detail::acquire_request(shape, "me", 60s);
+    BOOST_TEST(run_script(port, acquire) == "1");
+    BOOST_TEST(run_script(port, acquire) == "1");
+    BOOST_TEST(contents(port, two_keys[0], true) == "me 2");
+    BOOST_TEST(run_script(port, detail::acquire_request(shape, "them", 60s)) == "-1");
+    BOOST_TEST(run_script(port, detail::release_request(shape, "me", false)) == "1");
+    BOOST_TEST(contents(port, two_keys[1], true) == "me 1");
+    BOOST_TEST(run_script(port, detail::release_request(shape, "me", false)) == "1");
+    BOOST_TEST(contents(port, two_keys[0], true) == "none");
+    BOOST_TEST(contents(port, two_keys[1], true) == "none");
+    BOOST_TEST(run_script(port, detail::release_request(shape, "me", false)) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_acquire_takes_all_keys_or_none)
+{
+    redis_server node;
+    const std::uint16_t port = node.port();
+    const detail::lock_shape shape{two_keys, false};
+    put(port, two_keys[1], held::other, false);
+    BOOST_TEST(run_script(port, detail::acquire_request(shape, "me", 60s)) == "-1");
+    BOOST_TEST(contents(port, two_keys[0], false) == "none");
+    redis_command(port, {"DEL", two_keys[1]});
+    BOOST_TEST(run_script(port, detail::acquire_request(shape, "me", 60s)) == "1");
+    BOOST_TEST(contents(port, two_keys[0], false) == "me");
+    BOOST_TEST(contents(port, two_keys[1], false) == "me");
+    BOOST_TEST(redis_pttl(port, two_keys[1]) > 0);
+    // Held, even by the same value: an acquire is refused.
+    BOOST_TEST(run_script(port, detail::acquire_request(shape, "me", 60s)) == "-1");
 }
 
 BOOST_FIXTURE_TEST_CASE(repeated_scripts_run_by_digest_without_noscript, five_nodes)
@@ -76,8 +205,10 @@ BOOST_FIXTURE_TEST_CASE(repeated_scripts_run_by_digest_without_noscript, five_no
         {
             const std::uint16_t port = nodes[i].port();
             // The first use of each script on the connection goes as EVAL, later ones by
-            // digest: 4 scripts used 3 times each.
-            BOOST_TEST(info_count(port, "commandstats", "cmdstat_evalsha:calls=") == 8);
+            // digest: 3 scripts (acquire, release, and check_extend for both extend and
+            // valid) used 12 times.
+            BOOST_TEST(info_count(port, "commandstats", "cmdstat_eval:calls=") == 3);
+            BOOST_TEST(info_count(port, "commandstats", "cmdstat_evalsha:calls=") == 9);
             BOOST_TEST(info_count(port, "errorstats", "errorstat_NOSCRIPT:count=") == 0);
         }
     }

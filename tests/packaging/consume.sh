@@ -116,15 +116,19 @@ case $way in
     # The shared library's package, libredlock<SOVERSION>, when there is one.
     shared=$(printf '%s\n' "${!depends[@]}" | grep -E '^libredlock[0-9]' || true)
     if [ -n "$shared" ]; then
-      requires "$shared" libc6 libssl3 libhiredis0.14
+      requires "$shared" libc6 libssl3
       requires libredlock-dev "$shared" libboost1.81-dev
       [ -L "$work/root/usr/lib/libredlock.so" ] || fail "libredlock-dev has no libredlock.so link"
     else
-      requires libredlock-dev libboost1.81-dev libhiredis-dev libssl-dev
+      requires libredlock-dev libboost1.81-dev libssl-dev
       [ -f "$work/root/usr/lib/libredlock.a" ] || fail "libredlock-dev has no libredlock.a"
     fi
+    for package in "${!depends[@]}"; do
+      # RESP is read by the library's own decoder.
+      [[ ${depends[$package]} != *hiredis* ]] || fail "$package depends on hiredis"
+    done
     if [ -n "${depends[redlock]+set}" ]; then
-      # Linked to the shared library, the tool reaches OpenSSL and hiredis only through it.
+      # Linked to the shared library, the tool reaches OpenSSL only through it.
       if [ -n "$shared" ]; then
         requires redlock libc6 "$shared"
       else

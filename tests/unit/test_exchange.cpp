@@ -37,7 +37,7 @@ struct socket_pair
     }
 
     // Runs `op` to its end, and everything it left behind.
-    std::string run(asio::awaitable<std::string> op)
+    node_failure run(asio::awaitable<node_failure> op)
     {
         auto result = asio::co_spawn(io, std::move(op), asio::use_future);
         io.run();
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(replies_come_back_in_order_and_the_socket_is_handed_back)
 {
     socket_pair p;
     asio::write(p.far, asio::buffer(std::string("+OK\r\n-ERR no such db\r\n")));
-    BOOST_TEST(p.run(exchange(p.client, two_commands(), 2, p.replies, "n")).empty());
+    BOOST_TEST(!p.run(exchange(p.client, two_commands(), 2, p.replies, "n")));
     BOOST_TEST_REQUIRE(p.replies.size() == 2u);
     BOOST_TEST(p.replies[0].text == "OK");
     BOOST_TEST(p.replies[1].is_error());
@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(replies_come_back_in_order_and_the_socket_is_handed_back)
     asio::write(p.far, asio::buffer(std::string("+PONG\r\n")));
     std::string ping;
     resp::append_command(ping, {"PING"});
-    BOOST_TEST(p.run(exchange(p.client, ping, 1, p.replies, "n")).empty());
+    BOOST_TEST(!p.run(exchange(p.client, ping, 1, p.replies, "n")));
     BOOST_TEST(p.replies.at(0).text == "PONG");
 }
 
@@ -92,8 +92,9 @@ BOOST_AUTO_TEST_CASE(bytes_that_are_no_reply_are_a_protocol_error_naming_the_ser
 {
     socket_pair p;
     asio::write(p.far, asio::buffer(std::string("\x13\x37garbage\r\n")));
-    const std::string failure = p.run(exchange(p.client, two_commands(), 2, p.replies, "n:1"));
-    BOOST_TEST(failure.starts_with("protocol error from n:1: "), failure);
+    const node_failure failure = p.run(exchange(p.client, two_commands(), 2, p.replies, "n:1"));
+    BOOST_TEST((failure.code == redlock::node_errc::protocol_error));
+    BOOST_TEST(failure.detail.starts_with("protocol error from n:1: "), failure.detail);
 }
 
 BOOST_AUTO_TEST_CASE(a_server_that_closes_ends_the_exchange)
@@ -101,9 +102,8 @@ BOOST_AUTO_TEST_CASE(a_server_that_closes_ends_the_exchange)
     socket_pair p;
     asio::write(p.far, asio::buffer(std::string("+OK\r\n")));
     p.far.close();
-    const std::string failure = p.run(exchange(p.client, two_commands(), 2, p.replies, "n"));
-    BOOST_TEST(!failure.empty());
-    BOOST_TEST(!failure.starts_with("protocol error"), failure);
+    const node_failure failure = p.run(exchange(p.client, two_commands(), 2, p.replies, "n"));
+    BOOST_TEST((failure.code == redlock::node_errc::connection_lost), failure.detail);
 }
 
 BOOST_AUTO_TEST_CASE(a_deadline_ends_an_unanswered_exchange_and_leaves_nothing_running)
@@ -111,9 +111,10 @@ BOOST_AUTO_TEST_CASE(a_deadline_ends_an_unanswered_exchange_and_leaves_nothing_r
     socket_pair p;
     const auto start = std::chrono::steady_clock::now();
     // run() returns only once no handler is left: the read under way was ended too.
-    const std::string failure =
+    const node_failure failure =
         p.run(within_deadline(exchange(p.client, two_commands(), 2, p.replies, "n"), 50ms, "AUTH"));
-    BOOST_TEST(failure == "AUTH timed out after 50 ms");
+    BOOST_TEST((failure.code == redlock::node_errc::connect_timed_out));
+    BOOST_TEST(failure.detail == "AUTH timed out after 50 ms");
     BOOST_TEST((std::chrono::steady_clock::now() - start < 5s));
 }
 

@@ -3,6 +3,7 @@
 // the command that carries it.
 
 #include "protocol/inspection.hpp"
+#include "protocol/script_table.hpp"
 #include "resp/resp.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -84,7 +85,9 @@ BOOST_AUTO_TEST_CASE(the_key_travels_as_an_argument_of_evalsha_with_eval_as_fall
     BOOST_TEST(eval[0] == "EVAL");
     BOOST_TEST(eval[1].find(key) == std::string::npos);
     BOOST_TEST(eval[3] == key);
-    BOOST_TEST(c.script != nullptr);
+    BOOST_TEST(c.script == &script_of(script_id::inspect));
+    BOOST_TEST(sha[1] == script_of(script_id::inspect).sha);
+    BOOST_TEST(eval[1] == script_of(script_id::inspect).text);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_key)
@@ -163,6 +166,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
     error.text = "NOPERM no scripts";
     const key_state e = read(error);
     BOOST_TEST(e.error.find("NOPERM no scripts") != std::string::npos);
+    BOOST_TEST((e.code == redlock::node_errc::no_permission));
     BOOST_TEST(!e.exists());
     for (const resp::reply& r :
          {integer(1), array({bulk("string"), integer(5)}),
@@ -170,6 +174,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_or_a_malformed_one_is_the_nodes_error)
           array({bulk("hash"), integer(5), bulk(""), array({bulk("odd")})})}) {
         const key_state s = read(r);
         BOOST_TEST(s.error == "unexpected reply to the inspection script");
+        BOOST_TEST((s.code == redlock::node_errc::unexpected_reply));
     }
 }
 

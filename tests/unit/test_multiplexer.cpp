@@ -36,16 +36,16 @@ command plain(std::string_view word, std::string_view arg = "x")
     return c;
 }
 
-// Two scripts, named by the address of their text as the library names them.
-constexpr std::string_view script_a = "return 1";
-constexpr std::string_view script_b = "return 2";
+// Two rows of a script table.
+const lua_script script_a{.index = 0, .name = "a", .keys = 0, .text = "return 1", .sha = "sha-a"};
+const lua_script script_b{.index = 5, .name = "b", .keys = 0, .text = "return 2", .sha = "sha-b"};
 
-command scripted(std::string_view text, std::string_view sha)
+command scripted(const lua_script& script)
 {
     command c;
-    resp::append_command(c.payload, {"EVALSHA", sha, "0"});
-    resp::append_command(c.fallback, {"EVAL", text, "0"});
-    c.script = text.data();
+    resp::append_command(c.payload, {"EVALSHA", script.sha, "0"});
+    resp::append_command(c.fallback, {"EVAL", script.text, "0"});
+    c.script = &script;
     return c;
 }
 
@@ -103,10 +103,10 @@ struct fixture
         }
     }
 
-    void give_up(std::uint32_t index, bool timed_out = true)
+    void give_up(std::uint32_t index)
     {
         owner->abandoned.insert(index);
-        (void)mux.gave_up(timed_out);
+        mux.gave_up();
     }
 
     multiplexer mux;
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(nothing_is_written_while_no_socket_is_up)
     multiplexer mux;
     auto owner = std::make_shared<fake_owner>();
     const command ping = plain("PING");
-    mux.add(submission{.owner = owner, .index = 0, .cmd = &ping});
+    BOOST_TEST(mux.add(submission{.owner = owner, .index = 0, .cmd = &ping}));
     std::string out = "untouched";
     BOOST_TEST(mux.prepare_write(out) == 0u);
     BOOST_TEST(out == "untouched");
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(a_request_given_up_before_it_is_written_still_goes_out)
     fixture f;
     const command& set = f.keep(plain("SET"));
     f.submit(set, 0);
-    f.give_up(0, false);
+    f.give_up(0);
     BOOST_TEST(f.write() == set.payload);
     BOOST_TEST(f.mux.begin_read());
     BOOST_TEST(words(f.read("+OK\r\n")) == "drop park");
@@ -334,8 +334,8 @@ BOOST_AUTO_TEST_SUITE(multiplexer_scripts)
 BOOST_AUTO_TEST_CASE(a_script_goes_as_eval_on_first_use_on_a_socket_then_as_evalsha)
 {
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
-    const command& b = f.keep(scripted(script_b, "sha-b"));
+    const command& a = f.keep(scripted(script_a));
+    const command& b = f.keep(scripted(script_b));
     f.submit(a, 0);
     f.submit(a, 1);
     f.submit(b, 2);
@@ -348,7 +348,7 @@ BOOST_AUTO_TEST_CASE(a_script_goes_as_eval_on_first_use_on_a_socket_then_as_eval
 BOOST_AUTO_TEST_CASE(noscript_sends_the_same_request_again_as_eval)
 {
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
+    const command& a = f.keep(scripted(script_a));
     const command& get = f.keep(plain("GET"));
     f.submit(a, 0);
     f.write();
@@ -376,7 +376,7 @@ BOOST_AUTO_TEST_CASE(noscript_resends_a_given_up_request_too_and_then_drops_its_
 {
     // A release given up at its deadline was still meant to run.
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
+    const command& a = f.keep(scripted(script_a));
     f.submit(a, 0);
     f.write();
     f.read(":1\r\n");
@@ -392,7 +392,7 @@ BOOST_AUTO_TEST_CASE(noscript_resends_a_given_up_request_too_and_then_drops_its_
 BOOST_AUTO_TEST_CASE(an_error_reply_to_an_eval_makes_the_next_use_send_the_text_again)
 {
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
+    const command& a = f.keep(scripted(script_a));
     f.submit(a, 0);
     BOOST_TEST(f.write() == a.fallback);
     auto steps = f.read("-OOM command not allowed when used memory > 'maxmemory'.\r\n");
@@ -405,7 +405,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_to_an_eval_makes_the_next_use_send_the_text_
 BOOST_AUTO_TEST_CASE(an_error_reply_to_an_evalsha_other_than_noscript_keeps_the_script)
 {
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
+    const command& a = f.keep(scripted(script_a));
     f.submit(a, 0);
     f.submit(a, 1);
     f.write();
@@ -418,7 +418,7 @@ BOOST_AUTO_TEST_CASE(an_error_reply_to_an_evalsha_other_than_noscript_keeps_the_
 BOOST_AUTO_TEST_CASE(a_fresh_socket_knows_no_script)
 {
     fixture f;
-    const command& a = f.keep(scripted(script_a, "sha-a"));
+    const command& a = f.keep(scripted(script_a));
     f.submit(a, 0);
     f.write();
     f.read(":1\r\n");
@@ -444,7 +444,7 @@ command with_asking(const command& c)
 BOOST_AUTO_TEST_CASE(behind_asking_noscript_is_read_from_the_commands_own_reply)
 {
     fixture f;
-    const command& a = f.keep(with_asking(scripted(script_a, "sha-a")));
+    const command& a = f.keep(with_asking(scripted(script_a)));
     f.submit(a, 0);
     f.write();
     f.read("+OK\r\n:1\r\n");
@@ -458,7 +458,7 @@ BOOST_AUTO_TEST_CASE(behind_asking_noscript_is_read_from_the_commands_own_reply)
 BOOST_AUTO_TEST_CASE(behind_asking_an_error_of_asking_itself_is_not_the_commands)
 {
     fixture f;
-    const command& a = f.keep(with_asking(scripted(script_a, "sha-a")));
+    const command& a = f.keep(with_asking(scripted(script_a)));
     f.submit(a, 0);
     BOOST_TEST(f.write() == a.fallback);
     auto steps = f.read("-ERR unexpected\r\n:1\r\n");
@@ -490,16 +490,15 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(multiplexer_stuck)
 
-BOOST_AUTO_TEST_CASE(a_server_looks_stuck_once_every_request_in_flight_timed_out)
+BOOST_AUTO_TEST_CASE(a_server_looks_stuck_once_every_request_in_flight_was_given_up)
 {
     fixture f;
     f.submit(f.keep(plain("SET")), 0);
     f.submit(f.keep(plain("SET")), 1);
     f.write();
-    f.owner->abandoned.insert(0);
-    BOOST_TEST(!f.mux.gave_up(true));
-    f.owner->abandoned.insert(1);
-    BOOST_TEST(f.mux.gave_up(true));
+    f.give_up(0);
+    BOOST_TEST(!f.mux.looks_stuck());
+    f.give_up(1);
     BOOST_TEST(f.mux.looks_stuck());
 }
 
@@ -509,29 +508,17 @@ BOOST_AUTO_TEST_CASE(a_wanted_request_in_flight_keeps_the_server_from_looking_st
     f.submit(f.keep(plain("SET")), 0);
     f.submit(f.keep(plain("DEL")), 1);  // a clean-up, written behind
     f.write();
-    f.owner->abandoned.insert(0);
-    BOOST_TEST(!f.mux.gave_up(true));
+    f.give_up(0);
     BOOST_TEST(!f.mux.looks_stuck());
-    f.owner->abandoned.insert(1);
-    BOOST_TEST(f.mux.gave_up(true));
-}
-
-BOOST_AUTO_TEST_CASE(cancellations_alone_do_not_call_for_a_stuck_check)
-{
-    fixture f;
-    f.submit(f.keep(plain("SET")), 0);
-    f.write();
-    f.owner->abandoned.insert(0);
-    BOOST_TEST(!f.mux.gave_up(false));
-    BOOST_TEST(f.mux.looks_stuck());  // a later timeout would find it so
+    f.give_up(1);
+    BOOST_TEST(f.mux.looks_stuck());
 }
 
 BOOST_AUTO_TEST_CASE(nothing_in_flight_is_not_stuck)
 {
     fixture f;
     f.submit(f.keep(plain("SET")), 0);  // queued, never written
-    f.owner->abandoned.insert(0);
-    BOOST_TEST(!f.mux.gave_up(true));
+    f.give_up(0);
     BOOST_TEST(!f.mux.looks_stuck());
 }
 
@@ -546,64 +533,61 @@ BOOST_AUTO_TEST_CASE(a_reply_to_a_given_up_request_moves_the_stuck_scan_along)
     f.give_up(1);
     BOOST_TEST(!f.mux.looks_stuck());
     BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
-    f.owner->abandoned.insert(2);
-    BOOST_TEST(f.mux.gave_up(true));
+    f.give_up(2);
     BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
     BOOST_TEST(f.mux.looks_stuck());  // the one left, given up
 }
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_SUITE(multiplexer_unresponsive)
+BOOST_AUTO_TEST_SUITE(multiplexer_silence)
 
-BOOST_AUTO_TEST_CASE(after_a_timeout_requests_go_out_unawaited_until_the_server_answers)
+BOOST_AUTO_TEST_CASE(a_server_that_answered_nothing_since_a_timeout_is_sent_nothing_new)
 {
     fixture f;
     f.submit(f.keep(plain("SET")), 0);
     f.write();
-    BOOST_TEST(!f.mux.unresponsive());
     f.give_up(0);
+    const std::uint64_t mark = f.mux.replies_read();
+    // The clean-up queued in the same turn as the timeout still goes out, behind the SET.
+    f.submit(f.keep(plain("DEL")), 1);
+    BOOST_TEST(f.write() == plain("DEL").payload);
+    BOOST_TEST(!f.mux.unresponsive());
+    BOOST_TEST(f.mux.went_silent(mark));
     BOOST_TEST(f.mux.unresponsive());
-    // Written behind the request it may undo, but nobody waits for its reply.
-    const command& del = f.keep(plain("DEL"));
-    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &del}) ==
-                multiplexer::awaited::no));
-    BOOST_TEST(f.write() == del.payload);
-    BOOST_TEST(f.mux.looks_stuck());
-    BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
-    // The server answers again: requests are awaited.
-    BOOST_TEST(!f.mux.unresponsive());
     const command& get = f.keep(plain("GET"));
-    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 2, .cmd = &get}) ==
-                multiplexer::awaited::yes));
-    f.write();
-    BOOST_TEST(words(f.read(":1\r\n$1\r\nv\r\n")) == "drop deliver park");
+    BOOST_TEST(!f.mux.add(submission{.owner = f.owner, .index = 2, .cmd = &get}));
+    BOOST_TEST(f.mux.queued() == 0u);
+    // It answers again: requests go to it.
+    BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
+    BOOST_TEST(!f.mux.unresponsive());
+    BOOST_TEST(f.mux.add(submission{.owner = f.owner, .index = 3, .cmd = &get}));
 }
 
-BOOST_AUTO_TEST_CASE(a_cancellation_leaves_the_server_awaited)
+BOOST_AUTO_TEST_CASE(a_reply_after_the_timeout_means_the_server_is_not_silent)
 {
     fixture f;
     f.submit(f.keep(plain("SET")), 0);
+    f.submit(f.keep(plain("SET")), 1);
     f.write();
-    f.give_up(0, false);
+    f.give_up(0);
+    const std::uint64_t mark = f.mux.replies_read();
+    BOOST_TEST(words(f.read("+OK\r\n")) == "drop read");
+    BOOST_TEST(!f.mux.went_silent(mark));
     BOOST_TEST(!f.mux.unresponsive());
-    const command& get = f.keep(plain("GET"));
-    BOOST_TEST((f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &get}) ==
-                multiplexer::awaited::yes));
 }
 
-BOOST_AUTO_TEST_CASE(a_new_socket_is_awaited_and_unawaited_requests_are_not_failed_again)
+BOOST_AUTO_TEST_CASE(a_new_socket_is_not_silent)
 {
     fixture f;
     f.submit(f.keep(plain("SET")), 0);
     f.write();
     f.give_up(0);
-    const command& del = f.keep(plain("DEL"));
-    (void)f.mux.add(submission{.owner = f.owner, .index = 1, .cmd = &del});
-    BOOST_TEST(f.mux.fail_all().empty());  // its owner was told already
+    BOOST_TEST(f.mux.went_silent(f.mux.replies_read()));
+    BOOST_TEST(f.mux.fail_all().empty());
     BOOST_TEST(!f.mux.unresponsive());
     f.mux.connected();
-    f.submit(f.keep(plain("GET")), 2);
+    f.submit(f.keep(plain("GET")), 1);
     f.write();
     BOOST_TEST(words(f.read("$-1\r\n")) == "deliver park");
 }

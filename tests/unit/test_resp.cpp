@@ -45,9 +45,10 @@ std::string show(const resp::reply& r)
 }
 
 // Feeds `wire` in pieces of `chunk` bytes, taking replies out after each piece.
-std::vector<std::string> decode(std::string_view wire, std::size_t chunk = SIZE_MAX)
+std::vector<std::string> decode(std::string_view wire, std::size_t chunk = SIZE_MAX,
+                                resp::protocol p = resp::protocol::resp2)
 {
-    resp::decoder d;
+    resp::decoder d(resp::decoder::default_max_buffer, p);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < wire.size(); i += chunk) {
         auto piece = wire.substr(i, chunk);
@@ -60,11 +61,54 @@ std::vector<std::string> decode(std::string_view wire, std::size_t chunk = SIZE_
     return out;
 }
 
-std::string decode_one(std::string_view wire)
+std::string decode_one(std::string_view wire, resp::protocol p = resp::protocol::resp2)
 {
-    auto replies = decode(wire);
+    auto replies = decode(wire, SIZE_MAX, p);
     BOOST_TEST_REQUIRE(replies.size() == 1u);
     return replies.front();
+}
+
+// Feeds `wire` in two pieces cut at `cut`; the replies, and the protocol error if any.
+std::vector<std::string> decode_in_two(std::string_view wire, std::size_t cut, std::string& error,
+                                       resp::protocol p = resp::protocol::resp2)
+{
+    resp::decoder d(resp::decoder::default_max_buffer, p);
+    std::vector<std::string> out;
+    for (std::string_view piece : {wire.substr(0, cut), wire.substr(cut)}) {
+        d.feed(piece.data(), piece.size());
+        while (auto r = d.next()) {
+            out.push_back(show(*r));
+        }
+    }
+    error = d.error();
+    return out;
+}
+
+// The protocol error `wire` ends in, fed whole; fed a byte at a time, it must be the same.
+std::string error_of(std::string_view wire, resp::protocol p = resp::protocol::resp2)
+{
+    std::string errors[2];
+    for (const std::size_t chunk : {wire.size(), std::size_t{1}}) {
+        resp::decoder d(resp::decoder::default_max_buffer, p);
+        for (std::size_t i = 0; i < wire.size() && d.error().empty(); i += chunk) {
+            if (d.feed(wire.data() + i, std::min(chunk, wire.size() - i))) {
+                while (d.next()) {
+                }
+            }
+        }
+        errors[chunk == 1 ? 1 : 0] = d.error();
+    }
+    BOOST_TEST(errors[0] == errors[1]);
+    return errors[0];
+}
+
+std::string nested_arrays(std::size_t depth)
+{
+    std::string wire;
+    for (std::size_t i = 0; i < depth; ++i) {
+        wire += "*1\r\n";
+    }
+    return wire + ":1\r\n";
 }
 
 }  // namespace
@@ -165,17 +209,10 @@ BOOST_AUTO_TEST_CASE(replies_split_at_every_position)
     for (std::size_t cut = 1; cut < pipeline.size(); ++cut) {
         BOOST_TEST_CONTEXT("cut at byte " << cut)
         {
-            resp::decoder d;
-            std::vector<std::string> got;
-            for (std::string_view piece : {std::string_view(pipeline).substr(0, cut),
-                                           std::string_view(pipeline).substr(cut)}) {
-                d.feed(piece.data(), piece.size());
-                while (auto r = d.next()) {
-                    got.push_back(show(*r));
-                }
-            }
-            BOOST_TEST(d.error().empty());
-            BOOST_TEST(got == pipeline_replies, boost::test_tools::per_element());
+            std::string error;
+            BOOST_TEST(decode_in_two(pipeline, cut, error) == pipeline_replies,
+                       boost::test_tools::per_element());
+            BOOST_TEST(error.empty());
         }
     }
 }
@@ -246,8 +283,7 @@ BOOST_AUTO_TEST_CASE(a_bulk_longer_than_the_cap_is_refused_once_its_length_is_kn
     resp::decoder d(1024);
     const std::string head = "*2\r\n:1\r\n$1099511627776\r\nxy";
     BOOST_TEST_REQUIRE(d.feed(head.data(), head.size()));
-    BOOST_TEST(!d.next().has_value());  // hiredis reads up to the bulk
-    BOOST_TEST(!d.next().has_value());  // and then its length
+    BOOST_TEST(!d.next().has_value());
     BOOST_TEST(d.error().find("larger than 1024") != std::string::npos, d.error());
     BOOST_TEST(d.error().find("1099511627776") != std::string::npos, d.error());
 
@@ -265,13 +301,13 @@ BOOST_AUTO_TEST_CASE(max_buffer_reached_by_small_feeds)
     std::string header = "+";  // a line that does not end, shorter than max_line
     d.feed(header.data(), header.size());
     std::size_t buffered = header.size();
-    // hiredis takes the type byte out of its buffer at once; the cap counts what it holds.
+    // The cap counts every byte that no reply taken out has consumed.
     while (d.feed("xxxxxxxx", 8)) {
         BOOST_TEST(!d.next().has_value());
         buffered += 8;
-        BOOST_TEST_REQUIRE(buffered <= 64u + 1);
+        BOOST_TEST_REQUIRE(buffered <= 64u);
     }
-    BOOST_TEST(buffered + 8 > 64u + 1);
+    BOOST_TEST(buffered + 8 > 64u);
     BOOST_TEST(!d.error().empty());
 }
 
@@ -379,6 +415,292 @@ BOOST_AUTO_TEST_CASE(a_line_end_split_across_feeds_counts)
     BOOST_TEST_REQUIRE(r.has_value());
     BOOST_TEST(r->text.size() == line.size() - 1);
     BOOST_TEST(d.error().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(resp3_decoding)
+
+constexpr auto resp3 = resp::protocol::resp3;
+
+BOOST_AUTO_TEST_CASE(resp3_types_are_errors_on_a_resp2_connection)
+{
+    for (std::string_view wire :
+         {"_\r\n", "#t\r\n", ",1.5\r\n", "(1\r\n", "!1\r\nE\r\n", "=5\r\ntxt:a\r\n", "%0\r\n",
+          "~0\r\n", ">0\r\n", "|0\r\n:1\r\n"}) {
+        BOOST_TEST_CONTEXT(wire)
+        {
+            BOOST_TEST(error_of(wire) ==
+                       "unexpected byte \"" + std::string(1, wire[0]) + "\" where a reply begins");
+            BOOST_TEST(error_of(wire, resp3).empty());
+        }
+    }
+}
+
+// RESP3 values read as RESP2 would carry them.
+BOOST_AUTO_TEST_CASE(scalar_values)
+{
+    BOOST_TEST(decode_one("_\r\n", resp3) == "nil");
+    BOOST_TEST(decode_one("#t\r\n", resp3) == "int(1)");
+    BOOST_TEST(decode_one("#f\r\n", resp3) == "int(0)");
+    BOOST_TEST(decode_one(",3.14\r\n", resp3) == "bulk(3.14)");
+    BOOST_TEST(decode_one(",-1e-3\r\n", resp3) == "bulk(-1e-3)");
+    BOOST_TEST(decode_one(",+2\r\n", resp3) == "bulk(+2)");
+    BOOST_TEST(decode_one(",inf\r\n", resp3) == "bulk(inf)");
+    BOOST_TEST(decode_one(",-inf\r\n", resp3) == "bulk(-inf)");
+    BOOST_TEST(decode_one(",nan\r\n", resp3) == "bulk(nan)");
+    BOOST_TEST(decode_one("(3492890328409238509324850943850943825024385\r\n", resp3) ==
+               "bulk(3492890328409238509324850943850943825024385)");
+    BOOST_TEST(decode_one("(-12\r\n", resp3) == "bulk(-12)");
+    BOOST_TEST(decode_one("!21\r\nSYNTAX invalid syntax\r\n", resp3) ==
+               "error(SYNTAX invalid syntax)");
+    BOOST_TEST(decode_one("=15\r\ntxt:Some string\r\n", resp3) == "bulk(Some string)");
+    BOOST_TEST(decode_one("=4\r\nmkd:\r\n", resp3) == "bulk()");
+}
+
+BOOST_AUTO_TEST_CASE(maps_sets_and_pushes_are_arrays)
+{
+    BOOST_TEST(decode_one("%2\r\n+first\r\n:1\r\n+second\r\n#f\r\n", resp3) ==
+               "[simple(first),int(1),simple(second),int(0)]");
+    BOOST_TEST(decode_one("%0\r\n", resp3) == "[]");
+    BOOST_TEST(decode_one("~3\r\n:1\r\n_\r\n$1\r\nx\r\n", resp3) == "[int(1),nil,bulk(x)]");
+    BOOST_TEST(decode_one(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n", resp3) ==
+               "[bulk(message),bulk(ch),bulk(x)]");
+    BOOST_TEST(decode_one("%1\r\n$1\r\nk\r\n~1\r\n%1\r\n:1\r\n:2\r\n", resp3) ==
+               "[bulk(k),[[int(1),int(2)]]]");
+}
+
+BOOST_AUTO_TEST_CASE(attributes_are_dropped)
+{
+    // Attributes before a reply, inside an array, and empty.
+    BOOST_TEST(decode_one("|1\r\n+key-popularity\r\n%2\r\n$1\r\na\r\n,0.19\r\n$1\r\nb\r\n,0.01\r\n"
+                          "*2\r\n:2039123\r\n:9543892\r\n",
+                          resp3) == "[int(2039123),int(9543892)]");
+    BOOST_TEST(decode_one("*2\r\n:1\r\n|1\r\n+a\r\n*1\r\n+b\r\n:2\r\n", resp3) ==
+               "[int(1),int(2)]");
+    BOOST_TEST(decode_one("|0\r\n:5\r\n", resp3) == "int(5)");
+    // Alone, an attribute is no reply.
+    resp::decoder d(resp::decoder::default_max_buffer, resp3);
+    d.feed("|1\r\n+a\r\n+b\r\n", 12);
+    BOOST_TEST(!d.next().has_value());
+    BOOST_TEST(d.error().empty());
+    BOOST_TEST(d.consumed() == 0u);
+    d.feed(":7\r\n", 4);
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(show(*r) == "int(7)");
+    BOOST_TEST(d.consumed() == 16u);  // the attribute belongs to the reply after it
+}
+
+const std::string every_type =
+    "+OK\r\n-ERR e\r\n:-7\r\n$3\r\na\r\n\r\n$-1\r\n*-1\r\n*0\r\n_\r\n#t\r\n,1.5\r\n(123\r\n"
+    "!3\r\nE x\r\n=7\r\ntxt:a\r\n\r\n%1\r\n+k\r\n*1\r\n:1\r\n~1\r\n#f\r\n>2\r\n+m\r\n$0\r\n\r\n"
+    "|1\r\n+a\r\n+b\r\n:9\r\n";
+const std::vector<std::string> every_type_replies = {"simple(OK)",  "error(ERR e)",
+                                                     "int(-7)",     "bulk(a\r\n)",
+                                                     "nil",         "nil",
+                                                     "[]",          "nil",
+                                                     "int(1)",      "bulk(1.5)",
+                                                     "bulk(123)",   "error(E x)",
+                                                     "bulk(a\r\n)", "[simple(k),[int(1)]]",
+                                                     "[int(0)]",    "[simple(m),bulk()]",
+                                                     "int(9)"};
+
+BOOST_AUTO_TEST_CASE(every_type_in_one_feed_and_byte_by_byte)
+{
+    BOOST_TEST(decode(every_type, SIZE_MAX, resp3) == every_type_replies,
+               boost::test_tools::per_element());
+    BOOST_TEST(decode(every_type, 1, resp3) == every_type_replies,
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(every_type_split_at_every_position)
+{
+    for (std::size_t cut = 1; cut < every_type.size(); ++cut) {
+        BOOST_TEST_CONTEXT("cut at byte " << cut)
+        {
+            std::string error;
+            BOOST_TEST(decode_in_two(every_type, cut, error, resp3) == every_type_replies,
+                       boost::test_tools::per_element());
+            BOOST_TEST(error.empty());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(malformed_values_are_errors)
+{
+    for (std::string_view wire : {"#x\r\n",
+                                  "#\r\n",
+                                  "#tt\r\n",
+                                  "_x\r\n",
+                                  ",\r\n",
+                                  ",abc\r\n",
+                                  ",1.5x\r\n",
+                                  ",+-1\r\n",
+                                  "(\r\n",
+                                  "(-\r\n",
+                                  "(12a\r\n",
+                                  ":\r\n",
+                                  ":99999999999999999999\r\n",
+                                  ":+1\r\n",
+                                  "$-2\r\n",
+                                  "*-2\r\n",
+                                  "!-1\r\n",
+                                  "=-1\r\n",
+                                  "%-1\r\n",
+                                  "~-1\r\n",
+                                  ">-1\r\n",
+                                  "|-1\r\n",
+                                  "=3\r\nabc\r\n",
+                                  "=4\r\ntxt_\r\n",
+                                  "$?\r\n",
+                                  "*?\r\n",
+                                  ";3\r\nabc\r\n",
+                                  ".\r\n"}) {
+        BOOST_TEST_CONTEXT(wire)
+        {
+            BOOST_TEST(!error_of(wire, resp3).empty());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(resp_decoding_errors_and_limits)
+
+BOOST_AUTO_TEST_CASE(a_bulk_longer_than_its_length_is_an_error)
+{
+    BOOST_TEST(error_of("$3\r\nabcd\r\n") == "a bulk string longer than its length");
+    BOOST_TEST(error_of("$3\r\nabc\n\r") == "a bulk string longer than its length");
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_type_byte_is_refused_before_its_line_ends)
+{
+    resp::decoder d;
+    d.feed("?", 1);
+    BOOST_TEST(!d.next().has_value());
+    BOOST_TEST(d.error() == "unexpected byte \"?\" where a reply begins");
+    BOOST_TEST(error_of("+OK\r\n\r\n") == "unexpected byte 0x0d where a reply begins");
+}
+
+BOOST_AUTO_TEST_CASE(nesting_is_limited)
+{
+    std::string deepest = nested_arrays(resp::decoder::max_depth);
+    BOOST_TEST(decode(deepest).size() == 1u);
+    BOOST_TEST(error_of(nested_arrays(resp::decoder::max_depth + 1)) ==
+               "replies nested deeper than " + std::to_string(resp::decoder::max_depth) +
+                   " levels");
+    // A map is one level as well.
+    BOOST_TEST(!error_of("%1\r\n" + nested_arrays(resp::decoder::max_depth), resp::protocol::resp3)
+                    .empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_huge_count_is_refused_before_any_element)
+{
+    for (std::string_view wire : {"*2147483647\r\n", "%1152921504606846976\r\n",
+                                  "~9223372036854775807\r\n", "|4611686018427387904\r\n"}) {
+        BOOST_TEST_CONTEXT(wire)
+        {
+            resp::decoder d(resp::decoder::default_max_buffer, resp::protocol::resp3);
+            d.feed(wire.data(), wire.size());
+            BOOST_TEST(!d.next().has_value());
+            BOOST_TEST(d.error().find("larger than") != std::string::npos, d.error());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_is_capped_once_decoded)
+{
+    // A buffer cap of 64 bytes lets a reply take 64 KiB decoded: its elements' slots (counted
+    // at its header) and its strings (counted as they arrive).
+    resp::decoder d(64);
+    std::string head = "*800\r\n";
+    BOOST_TEST_REQUIRE(d.feed(head.data(), head.size()));
+    BOOST_TEST(!d.next().has_value());
+    BOOST_TEST_REQUIRE(d.error().empty());
+    const std::string element = "$50\r\n" + std::string(50, 'e') + "\r\n";
+    int fed = 0;
+    while (fed < 800 && d.feed(element.data(), element.size())) {
+        ++fed;
+        BOOST_TEST_REQUIRE(!d.next().has_value());
+        if (!d.error().empty()) {
+            break;
+        }
+    }
+    BOOST_TEST(fed < 800);
+    BOOST_TEST(d.error() == "reply larger than 65536 bytes decoded");
+}
+
+BOOST_AUTO_TEST_CASE(the_decoded_size_is_counted_per_reply)
+{
+    resp::decoder d(4096);
+    std::string wire = "*800\r\n";
+    for (int i = 0; i < 800; ++i) {
+        wire += ":1\r\n";
+    }
+    for (int i = 0; i < 10; ++i) {
+        BOOST_TEST_REQUIRE(d.feed(wire.data(), wire.size()));
+        auto r = d.next();
+        BOOST_TEST_REQUIRE(r.has_value(), d.error());
+        BOOST_TEST(r->elements.size() == 800u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_line_limit_does_not_depend_on_how_the_line_arrives)
+{
+    const std::string longest = "+" + std::string(resp::decoder::max_line, 'l') + "\r\n";
+    BOOST_TEST(decode_one(longest).size() ==
+               std::string("simple()").size() + resp::decoder::max_line);
+    BOOST_TEST(decode(longest, 1000).size() == 1u);
+    const std::string too_long = "-" + std::string(resp::decoder::max_line + 1, 'l') + "\r\n";
+    BOOST_TEST(error_of(too_long).find("line longer than") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_open_aggregate_is_buffered)
+{
+    resp::decoder d;
+    d.feed("*2\r\n:1\r\n", 8);
+    BOOST_TEST(!d.next().has_value());
+    BOOST_TEST(d.has_buffered());
+    BOOST_TEST(d.consumed() == 0u);
+    d.feed(":2\r\n", 4);
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(show(*r) == "[int(1),int(2)]");
+    BOOST_TEST(!d.has_buffered());
+    BOOST_TEST(d.consumed() == 12u);
+}
+
+BOOST_AUTO_TEST_CASE(reset_drops_an_open_aggregate)
+{
+    resp::decoder d;
+    d.feed("*2\r\n:1\r\n", 8);
+    BOOST_TEST(!d.next().has_value());
+    d.reset();
+    BOOST_TEST(!d.has_buffered());
+    d.feed(":5\r\n", 4);
+    auto r = d.next();
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(show(*r) == "int(5)");
+    BOOST_TEST(d.consumed() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(replies_after_a_large_one)
+{
+    resp::decoder d;
+    const std::string large = "$100000\r\n" + std::string(100000, 'q') + "\r\n+after\r\n";
+    d.feed(large.data(), large.size());
+    auto first = d.next();
+    BOOST_TEST_REQUIRE(first.has_value());
+    BOOST_TEST(first->text.size() == 100000u);
+    auto second = d.next();
+    BOOST_TEST_REQUIRE(second.has_value());
+    BOOST_TEST(show(*second) == "simple(after)");
+    d.feed(":3\r\n", 4);
+    auto third = d.next();
+    BOOST_TEST_REQUIRE(third.has_value());
+    BOOST_TEST(show(*third) == "int(3)");
+    BOOST_TEST(d.consumed() == large.size() + 4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

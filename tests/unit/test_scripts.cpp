@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "protocol/key_slot.hpp"
 #include "protocol/key_space.hpp"
+#include "protocol/script_table.hpp"
 #include "protocol/scripts.hpp"
 #include "resp/resp.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <set>
-
 #include <string>
 #include <vector>
 
@@ -84,6 +85,59 @@ const std::vector<std::string> one_key = {"lock:a"};
 const std::vector<std::string> hostile_keys = {hostile_key};
 const std::vector<std::string> three_keys = {"first-key-xyz", hostile_key, "third-key-xyz"};
 
+BOOST_AUTO_TEST_CASE(every_script_is_named_by_the_sha1_of_its_text)
+{
+    const auto all = all_scripts();
+    std::set<std::string_view> names;
+    std::set<std::string> shas;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const lua_script& s = all[i];
+        BOOST_TEST_CONTEXT("row " << i << ", " << s.name)
+        {
+            BOOST_TEST(s.index == i);
+            BOOST_TEST(s.index < max_scripts);
+            BOOST_TEST(&script_of(static_cast<script_id>(i)) == &s);
+            BOOST_TEST(!s.name.empty());
+            BOOST_TEST(!s.text.empty());
+            BOOST_TEST(is_lower_hex_sha(s.sha), s.sha);
+            BOOST_TEST(s.sha == script_sha1(s.text));
+        }
+        names.insert(s.name);
+        shas.insert(s.sha);
+    }
+    BOOST_TEST(names.size() == script_count);  // each name once
+    BOOST_TEST(shas.size() == script_count);   // no two rows with the same text
+    BOOST_TEST(script_of(script_id::inspect).name == "inspect");
+    BOOST_TEST((script_of(script_id::inspect).keys == std::optional<std::size_t>(1)));
+    BOOST_TEST(!script_of(script_id::plain_release).keys.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_script_command_is_evalsha_with_the_same_eval_as_fallback)
+{
+    const lua_script& release = script_of(script_id::plain_release);
+    const command c =
+        script_command(script_id::plain_release, three_keys, {hostile_value}, {"PUBLISH", "ch"});
+    const std::vector<std::string> tail{"3",           three_keys[0], three_keys[1], three_keys[2],
+                                        hostile_value, "PUBLISH",     "ch"};
+    std::vector<std::string> evalsha{"EVALSHA", release.sha};
+    evalsha.insert(evalsha.end(), tail.begin(), tail.end());
+    std::vector<std::string> eval{"EVAL", std::string(release.text)};
+    eval.insert(eval.end(), tail.begin(), tail.end());
+    BOOST_TEST(args_of(c.payload) == evalsha, boost::test_tools::per_element());
+    BOOST_TEST(args_of(c.fallback) == eval, boost::test_tools::per_element());
+    BOOST_TEST(c.script == &release);
+    BOOST_TEST((c.slot == key_slot(three_keys[0])));
+    BOOST_TEST(c.replies == 1);
+
+    const lua_script& inspect = script_of(script_id::inspect);
+    const command one = script_command(script_id::inspect, one_key, {});
+    const std::vector<std::string> inspect_sha{"EVALSHA", inspect.sha, "1", "lock:a"};
+    BOOST_TEST(args_of(one.payload) == inspect_sha, boost::test_tools::per_element());
+    BOOST_TEST(one.payload ==
+               "*4\r\n" + bulk("EVALSHA") + bulk(inspect.sha) + bulk("1") + bulk("lock:a"));
+    BOOST_TEST(one.script == &inspect);
+}
+
 BOOST_AUTO_TEST_CASE(plain_single_key_acquire_is_set_nx_px)
 {
     request r = acquire_request({one_key, false}, "val", 8000ms);
@@ -113,10 +167,16 @@ BOOST_AUTO_TEST_CASE(hostile_key_and_value_are_separate_arguments)
 }
 
 // Every script request: EVALSHA sha numkeys keys... args..., and the same as EVAL with the
-// script text, whose SHA-1 is the sha; no key or value inside the script text.
-void check_script_request(const request& r, const std::vector<std::string>& keys,
+// text of script `id`, whose SHA-1 is the sha; no key or value inside the script text.
+void check_script_request(const request& r, script_id id, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args, std::string_view must_contain)
 {
+    const lua_script& expected = script_of(id);
+    BOOST_TEST_CONTEXT("script " << expected.name)
+    {
+        BOOST_TEST(r.cmd.script == &expected);
+        BOOST_TEST((!expected.keys || *expected.keys == keys.size()));
+    }
     auto eval = args_of(r.cmd.fallback);
     auto evalsha = args_of(r.cmd.payload);
     BOOST_TEST_REQUIRE(eval.size() == 3 + keys.size() + args.size());
@@ -124,7 +184,8 @@ void check_script_request(const request& r, const std::vector<std::string>& keys
     BOOST_TEST(eval[0] == "EVAL");
     BOOST_TEST(evalsha[0] == "EVALSHA");
     const std::string& script = eval[1];
-    BOOST_TEST(is_lower_hex_sha(evalsha[1]), evalsha[1]);
+    BOOST_TEST(script == expected.text);
+    BOOST_TEST(evalsha[1] == expected.sha);
     BOOST_TEST(evalsha[1] == script_sha1(script));
     BOOST_TEST(eval[2] == std::to_string(keys.size()));
     for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -143,47 +204,60 @@ void check_script_request(const request& r, const std::vector<std::string>& keys
 BOOST_AUTO_TEST_CASE(script_requests_for_every_kind_and_shape)
 {
     for (bool reentrant : {false, true}) {
+        const auto pick = [reentrant](script_id plain, script_id reentrant_id) {
+            return reentrant ? reentrant_id : plain;
+        };
         for (const auto* keys : {&hostile_keys, &three_keys}) {
             BOOST_TEST_CONTEXT("reentrant " << reentrant << ", " << keys->size() << " keys")
             {
                 lock_shape shape{*keys, reentrant};
                 // A quiet release (a hand-off) names no channel; an announced one names each
                 // key's release channel.
-                check_script_request(release_request(shape, hostile_value, false), *keys,
+                const script_id release =
+                    pick(script_id::plain_release, script_id::reentrant_release);
+                check_script_request(release_request(shape, hostile_value, false), release, *keys,
                                      {hostile_value}, "ARGV[2 + i]");
                 std::vector<std::string> announced{hostile_value, "PUBLISH"};
                 for (const std::string& k : *keys) {
                     announced.push_back("redlock:released:" + k);
                 }
-                check_script_request(release_request(shape, hostile_value, true), *keys, announced,
-                                     "ARGV[2 + i]");
+                check_script_request(release_request(shape, hostile_value, true), release, *keys,
+                                     announced, "ARGV[2 + i]");
                 for (bool recreate : {false, true}) {
-                    check_script_request(extend_request(shape, hostile_value, 5000ms, recreate),
-                                         *keys, {hostile_value, "5000", recreate ? "1" : "0"},
-                                         "ARGV[2]");
+                    check_script_request(
+                        extend_request(shape, hostile_value, 5000ms, recreate),
+                        pick(script_id::plain_check_extend, script_id::reentrant_check_extend),
+                        *keys, {hostile_value, "5000", recreate ? "1" : "0"}, "ARGV[2]");
                 }
                 if (reentrant || keys->size() > 1) {
-                    check_script_request(acquire_request(shape, hostile_value, 700ms), *keys,
-                                         {hostile_value, "700"}, reentrant ? "HINCRBY" : "EXISTS");
-                    check_script_request(check_request(shape, hostile_value), *keys,
-                                         {hostile_value}, reentrant ? "HEXISTS" : "GET");
+                    check_script_request(
+                        acquire_request(shape, hostile_value, 700ms),
+                        pick(script_id::plain_acquire, script_id::reentrant_acquire), *keys,
+                        {hostile_value, "700"}, reentrant ? "HINCRBY" : "EXISTS");
+                    check_script_request(
+                        check_request(shape, hostile_value),
+                        pick(script_id::plain_check_extend, script_id::reentrant_check_extend),
+                        *keys, {hostile_value}, reentrant ? "HEXISTS" : "GET");
                 }
             }
         }
     }
 }
 
-BOOST_AUTO_TEST_CASE(each_operation_has_its_own_script)
+BOOST_AUTO_TEST_CASE(each_kind_has_its_own_scripts)
 {
     std::set<std::string> shas;
     for (bool reentrant : {false, true}) {
         lock_shape shape{three_keys, reentrant};
         shas.insert(args_of(acquire_request(shape, "v", 1000ms).cmd.payload).at(1));
         shas.insert(args_of(release_request(shape, "v", true).cmd.payload).at(1));
-        shas.insert(args_of(extend_request(shape, "v", 1000ms, false).cmd.payload).at(1));
-        shas.insert(args_of(check_request(shape, "v").cmd.payload).at(1));
+        const std::string extend =
+            args_of(extend_request(shape, "v", 1000ms, false).cmd.payload).at(1);
+        shas.insert(extend);
+        // A check is the extend script without an expiry.
+        BOOST_TEST(args_of(check_request(shape, "v").cmd.payload).at(1) == extend);
     }
-    BOOST_TEST(shas.size() == 8u);
+    BOOST_TEST(shas.size() == 6u);
     // The same script whatever the keys and values.
     BOOST_TEST(args_of(release_request({one_key, false}, "x", true).cmd.payload).at(1) ==
                args_of(release_request({hostile_keys, false}, "y", false).cmd.payload).at(1));
@@ -209,6 +283,7 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             BOOST_TEST(eval[1].find("INCR") != std::string::npos);
             BOOST_TEST(eval[1].find("TIME") != std::string::npos);
             BOOST_TEST(acquire.read == &read_fenced_acquire_reply);
+            BOOST_TEST(acquire.cmd.script == &script_of(script_id::fenced_acquire));
 
             request raise = fence_raise_request({*keys, false, true}, 123456789012345ULL);
             auto r = args_of(raise.cmd.fallback);
@@ -216,6 +291,7 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             BOOST_TEST(std::equal(counters.begin(), counters.end(), r.begin() + 3));
             BOOST_TEST(r.back() == "123456789012345");
             BOOST_TEST(raise.read == &read_script_reply);
+            BOOST_TEST(raise.cmd.script == &script_of(script_id::fence_raise));
         }
     }
 }
@@ -282,80 +358,89 @@ BOOST_AUTO_TEST_CASE(release_channels_sit_beside_their_keys)
 
 BOOST_AUTO_TEST_CASE(fenced_acquire_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_fenced_acquire_reply(integer(1), "v", detail) == node_status::ok));
-    BOOST_TEST(
-        (read_fenced_acquire_reply(integer(1763876543123456), "v", detail) == node_status::ok));
-    BOOST_TEST((read_fenced_acquire_reply(integer(-1), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST((read_fenced_acquire_reply(integer(1), "v", why) == node_status::ok));
+    BOOST_TEST((read_fenced_acquire_reply(integer(1763876543123456), "v", why) == node_status::ok));
+    BOOST_TEST((read_fenced_acquire_reply(integer(-1), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
     for (const resp::reply& r : {integer(0), integer(-2), make(resp::kind::nil),
                                  make(resp::kind::error, "ERR value is not an integer")}) {
-        detail.clear();
-        BOOST_TEST((read_fenced_acquire_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_fenced_acquire_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
 }
 
 BOOST_AUTO_TEST_CASE(acquire_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_acquire_reply(make(resp::kind::simple_string, "OK"), "v", detail) ==
-                node_status::ok));
-    BOOST_TEST(detail.empty());
-    BOOST_TEST((read_acquire_reply(make(resp::kind::nil), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST(
+        (read_acquire_reply(make(resp::kind::simple_string, "OK"), "v", why) == node_status::ok));
+    BOOST_TEST(!why);
+    BOOST_TEST((read_acquire_reply(make(resp::kind::nil), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r : {make(resp::kind::error, "OOM command not allowed"),
                                  make(resp::kind::simple_string, "QUEUED"), integer(1),
                                  make(resp::kind::bulk_string, "OK")}) {
-        detail.clear();
-        BOOST_TEST((read_acquire_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_acquire_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
-    detail.clear();
-    read_acquire_reply(make(resp::kind::error, "OOM command not allowed"), "v", detail);
-    BOOST_TEST(detail.find("OOM command not allowed") != std::string::npos, detail);
+    why = {};
+    read_acquire_reply(make(resp::kind::error, "OOM command not allowed"), "v", why);
+    BOOST_TEST(why.detail.find("OOM command not allowed") != std::string::npos, why.detail);
+    // An error reply is the server's; any other reply the command cannot have.
+    BOOST_TEST((why.code == redlock::node_errc::server_error));
+    why = {};
+    read_acquire_reply(make(resp::kind::simple_string, "QUEUED"), "v", why);
+    BOOST_TEST((why.code == redlock::node_errc::unexpected_reply));
+    why = {};
+    read_acquire_reply(make(resp::kind::error, "READONLY You can't write"), "v", why);
+    BOOST_TEST((why.code == redlock::node_errc::not_a_master));
+    BOOST_TEST(why.detail.find("list masters") != std::string::npos, why.detail);
 }
 
 BOOST_AUTO_TEST_CASE(script_replies)
 {
-    std::string detail;
-    BOOST_TEST((read_script_reply(integer(1), "v", detail) == node_status::ok));
-    BOOST_TEST((read_script_reply(integer(0), "v", detail) == node_status::missing));
-    BOOST_TEST((read_script_reply(integer(-1), "v", detail) == node_status::taken));
-    BOOST_TEST(detail.empty());
+    node_failure why;
+    BOOST_TEST((read_script_reply(integer(1), "v", why) == node_status::ok));
+    BOOST_TEST((read_script_reply(integer(0), "v", why) == node_status::missing));
+    BOOST_TEST((read_script_reply(integer(-1), "v", why) == node_status::taken));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r :
          {integer(2), integer(-2), make(resp::kind::nil), make(resp::kind::bulk_string, "1"),
           make(resp::kind::error, "NOSCRIPT No matching script")}) {
-        detail.clear();
-        BOOST_TEST((read_script_reply(r, "v", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_script_reply(r, "v", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
-    detail.clear();
-    read_script_reply(integer(2), "v", detail);
-    BOOST_TEST(detail.find('2') != std::string::npos, detail);
+    why = {};
+    read_script_reply(integer(2), "v", why);
+    BOOST_TEST(why.detail.find('2') != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::unexpected_reply));
 }
 
 BOOST_AUTO_TEST_CASE(get_replies)
 {
-    std::string detail;
+    node_failure why;
     BOOST_TEST(
-        (read_get_reply(make(resp::kind::bulk_string, "mine"), "mine", detail) == node_status::ok));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "theirs"), "mine", detail) ==
+        (read_get_reply(make(resp::kind::bulk_string, "mine"), "mine", why) == node_status::ok));
+    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "theirs"), "mine", why) ==
                 node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "min"), "mine", detail) ==
+    BOOST_TEST(
+        (read_get_reply(make(resp::kind::bulk_string, "min"), "mine", why) == node_status::taken));
+    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "mine2"), "mine", why) ==
                 node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::bulk_string, "mine2"), "mine", detail) ==
-                node_status::taken));
-    BOOST_TEST((read_get_reply(make(resp::kind::nil), "mine", detail) == node_status::missing));
-    BOOST_TEST(detail.empty());
+    BOOST_TEST((read_get_reply(make(resp::kind::nil), "mine", why) == node_status::missing));
+    BOOST_TEST(!why);
 
     for (const resp::reply& r :
          {make(resp::kind::error, "WRONGTYPE Operation against a key"), integer(1)}) {
-        detail.clear();
-        BOOST_TEST((read_get_reply(r, "mine", detail) == node_status::error));
-        BOOST_TEST(!detail.empty());
+        why = {};
+        BOOST_TEST((read_get_reply(r, "mine", why) == node_status::error));
+        BOOST_TEST(!why.detail.empty());
     }
 }
 
@@ -387,25 +472,27 @@ BOOST_AUTO_TEST_CASE(a_node_counts_only_when_enough_replicas_acknowledged)
         return r;
     };
     const resp::reply set = make(resp::kind::simple_string, "OK");
-    std::string detail;
+    node_failure why;
     // Reads one reply to a command followed by WAIT.
     const auto status = [&](const resp::reply& r, int replicas) {
-        return read_replicated_reply(r, read_acquire_reply, "v", replicas, detail);
+        return read_replicated_reply(r, read_acquire_reply, "v", replicas, why);
     };
     BOOST_TEST((status(pair(set, integer(2)), 2) == node_status::ok));
     BOOST_TEST((status(pair(set, integer(3)), 2) == node_status::ok));
 
-    detail.clear();
+    why = {};
     BOOST_TEST((status(pair(set, integer(1)), 2) == node_status::error));
-    BOOST_TEST(detail.find("1 of the 2 replicas") != std::string::npos, detail);
+    BOOST_TEST(why.detail.find("1 of the 2 replicas") != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::not_replicated));
 
     // Refused by the command itself: WAIT's count does not matter.
     BOOST_TEST((status(pair(make(resp::kind::nil), integer(5)), 2) == node_status::taken));
 
-    detail.clear();
+    why = {};
     BOOST_TEST((status(pair(set, make(resp::kind::error, "ERR WAIT cannot be used")), 1) ==
                 node_status::error));
-    BOOST_TEST(detail.find("ERR WAIT cannot be used") != std::string::npos, detail);
+    BOOST_TEST(why.detail.find("ERR WAIT cannot be used") != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::server_error));
 
     BOOST_TEST((status(set, 1) == node_status::error));
     BOOST_TEST((status(pair(set, make(resp::kind::bulk_string, "2")), 1) == node_status::error));

@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_SUITE(sentinel)
 
 BOOST_AUTO_TEST_CASE(the_master_address_is_read_from_the_sentinels_reply)
 {
-    std::string why;
+    node_failure why;
     const auto a = read_master_address(array({bulk("10.0.0.7"), bulk("6380")}), why);
     BOOST_TEST_REQUIRE(a.has_value());
     BOOST_TEST(a->host == "10.0.0.7");
@@ -38,19 +38,22 @@ BOOST_AUTO_TEST_CASE(the_master_address_is_read_from_the_sentinels_reply)
 
 BOOST_AUTO_TEST_CASE(an_unknown_master_or_a_malformed_reply_says_why)
 {
-    std::string why;
+    node_failure why;
     BOOST_TEST(!read_master_address(resp::reply{}, why).has_value());  // nil
-    BOOST_TEST(why == "it knows no master by that name");
+    BOOST_TEST(why.detail == "it knows no master by that name");
+    BOOST_TEST((why.code == redlock::node_errc::no_master));
     resp::reply error{
         .type = resp::kind::error, .integer = 0, .text = "NOPERM this user", .elements = {}};
     BOOST_TEST(!read_master_address(error, why).has_value());
-    BOOST_TEST(why.find("NOPERM this user") != std::string::npos, why);
+    BOOST_TEST(why.detail.find("NOPERM this user") != std::string::npos, why.detail);
+    BOOST_TEST((why.code == redlock::node_errc::no_permission));
     for (const resp::reply& r :
          {array({bulk("h")}), array({bulk(""), bulk("1")}), array({bulk("h"), bulk("0")}),
           array({bulk("h"), bulk("70000")}), array({bulk("h"), bulk("12x")})}) {
-        why.clear();
+        why = {};
         BOOST_TEST(!read_master_address(r, why).has_value());
-        BOOST_TEST(!why.empty());
+        BOOST_TEST(!why.detail.empty());
+        BOOST_TEST((why.code == redlock::node_errc::unexpected_reply));
     }
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/waiters.hpp"
 
+#include "print_waiter_state.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -11,11 +13,13 @@
 using namespace redlock::detail;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
+using state = waiter_state;
 
 namespace {
 
-// Three acquires waiting on "k", each with a retry pause that only a wake-up ends early.
-struct three_waiters
+// Three acquires in the line of "k", in that order, each playing its coroutine's part as
+// acquire.cpp does: a retry pause of an hour that only a wake-up ends early, and attempts.
+struct line_of_three
 {
     asio::io_context io;
     std::vector<asio::steady_timer> timers;
@@ -24,8 +28,11 @@ struct three_waiters
     waiter_queue queue;
     // The nodes whose writes a hand-off holds: none here, the hold is only passed around.
     const std::vector<std::shared_ptr<node_link>> no_nodes;
+    // When the client got the key, for the bound on hand-offs: far enough ahead that a pause
+    // a yield moves to end soon still ends long after the test.
+    const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now() + 10min;
 
-    three_waiters()
+    line_of_three()
     {
         timers.reserve(3);
         waiters.reserve(3);
@@ -41,23 +48,35 @@ struct three_waiters
             pause(i);
         }
     }
+    // Waiter i's attempt failed: it begins its pause.
     void pause(std::size_t i)
     {
-        waiters[i].pausing = true;
+        waiters[i].on(waiter_event::pause_begins);
+        BOOST_TEST_REQUIRE(waiters[i].state() == state::pausing);
         timers[i].expires_after(1h);
+        wait(i);
+    }
+    void wait(std::size_t i)
+    {
         timers[i].async_wait([this, i](boost::system::error_code ec) {
             BOOST_TEST(ec == asio::error::operation_aborted);
-            woken.push_back(static_cast<int>(i));
+            waiters[i].on(waiter_event::pause_ends);
+            if (waiters[i].state() == state::pausing) {
+                wait(i);  // its end was moved: it waits on
+            } else {
+                woken.push_back(static_cast<int>(i));
+            }
         });
     }
-    // Waiter i attempted (using its wake-up and any writes held for it), got the lock, and
-    // left the line.
+    // Waiter i's attempt is queued, with any writes held for it, which its round then ends.
+    void attempt(std::size_t i) { waiters[i].attempt_begins().end(); }
+    // Waiter i attempted, got the lock, and left the line.
     void took_the_lock(std::size_t i)
     {
-        waiters[i].woken = false;
-        waiters[i].held_writes.end();
+        attempt(i);
         BOOST_TEST(!queue.leave("k", waiters[i]));
     }
+    state state_of(std::size_t i) const { return waiters[i].state(); }
     std::vector<int> run()
     {
         io.poll();
@@ -68,46 +87,212 @@ struct three_waiters
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(waiter_queue_rules)
+BOOST_AUTO_TEST_SUITE(hand_off_rule)
 
-BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting, three_waiters)
+BOOST_FIXTURE_TEST_CASE(a_hand_off_wakes_only_the_longest_waiting_pausing_waiter, line_of_three)
 {
     pause_all();
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
-    BOOST_TEST(!waiters[0].pausing);
+    BOOST_TEST(state_of(0) == state::woken_by_hand_off);
+    BOOST_TEST(state_of(1) == state::pausing);
+    BOOST_TEST(state_of(2) == state::pausing);
     BOOST_TEST(run() == std::vector<int>{0});
     // The next hand-off goes to the next in line, while the first is still attempting.
+    attempt(0);
+    BOOST_TEST(queue.hand_off("k", "mine 2", nullptr) == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    // Nobody left pausing but the last.
+    attempt(1);
+    BOOST_TEST(queue.hand_off("k", "mine 3", nullptr) == &waiters[2]);
+    BOOST_TEST(queue.hand_off("k", "mine 4", nullptr) == nullptr);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_hand_off_passes_over_a_waiter_that_is_attempting, line_of_three)
+{
+    pause(1);
+    pause(2);
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[1]);
+    BOOST_TEST(state_of(0) == state::attempting);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
-BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_gives_its_turn_to_the_next, three_waiters)
+BOOST_FIXTURE_TEST_CASE(a_waiter_that_leaves_while_pausing_gives_up_its_place, line_of_three)
 {
     pause_all();
-    queue.leave("k", waiters[0]);
+    BOOST_TEST(!queue.leave("k", waiters[0]));
+    BOOST_TEST(run().empty());  // nobody is woken in its place
     BOOST_TEST(queue.waiting("k") == 2u);
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
-BOOST_FIXTURE_TEST_CASE(a_woken_waiter_that_leaves_without_attempting_passes_its_turn,
-                        three_waiters)
+BOOST_FIXTURE_TEST_CASE(a_hand_off_can_hold_the_writes_for_the_woken_waiter, line_of_three)
 {
     pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
+    BOOST_TEST(static_cast<bool>(waiters[0].held_writes));
+    BOOST_TEST(waiters[0].handed_value == "mine");
+    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
+    BOOST_TEST(!static_cast<bool>(waiters[2].held_writes));
     BOOST_TEST(run() == std::vector<int>{0});
-    // Its caller cancelled before it could attempt: the next in line gets the release.
-    queue.leave("k", waiters[0]);
-    BOOST_TEST(run() == std::vector<int>{1});
-    // Waiter 1 attempts (its wake-up is used), then leaves: nobody else is woken.
-    took_the_lock(1);
+    // Its attempt takes the hold, to end it once queued.
+    write_hold hold = waiters[0].attempt_begins();
+    BOOST_TEST(static_cast<bool>(hold));
+    BOOST_TEST(!static_cast<bool>(waiters[0].held_writes));
+    BOOST_TEST(waiters[0].handed_value.empty());
+    hold.end();
+    // Having attempted, it leaves without passing anything on.
+    BOOST_TEST(!queue.leave("k", waiters[0]));
     BOOST_TEST(run().empty());
+    // Without holding: the woken waiter has nothing to take.
+    BOOST_TEST(queue.hand_off("k", "again", nullptr) == &waiters[1]);
+    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
 }
 
-BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_waiters)
+BOOST_FIXTURE_TEST_CASE(held_writes_pass_with_the_turn_of_a_waiter_that_leaves, line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Cancelled before its attempt: the next in line is woken by the same hand-off and
+    // resumes the writes.
+    BOOST_TEST(!queue.leave("k", waiters[0]));
+    BOOST_TEST(!static_cast<bool>(waiters[0].held_writes));
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(state_of(1) == state::woken_by_hand_off);
+    BOOST_TEST(static_cast<bool>(waiters[1].held_writes));
+    BOOST_TEST(waiters[1].handed_value == "mine");
+    // It leaves too, and so does the last: nobody is left to take the turn, so the caller
+    // of the last leave must resume the writes and announce the release.
+    BOOST_TEST(!queue.leave("k", waiters[1]));
+    BOOST_TEST(run() == std::vector<int>{2});
+    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
+    BOOST_TEST(queue.leave("k", waiters[2]));
+    // It keeps the hold: the caller announces the release, then ends it.
+    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
+    BOOST_TEST(waiters[2].handed_value == "mine");
+    BOOST_TEST(queue.waiting("k") == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(held_writes_that_nobody_pausing_can_take_stay_with_the_caller,
+                        line_of_three)
+{
+    pause(0);
+    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
+    // Waiters 1 and 2 are attempting: there is no pausing waiter to hand the turn to.
+    BOOST_TEST(queue.leave("k", waiters[0]));
+    BOOST_TEST(static_cast<bool>(waiters[0].held_writes));
+    BOOST_TEST(state_of(1) == state::attempting);
+    BOOST_TEST(state_of(2) == state::attempting);
+    waiters[0].held_writes.end();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(yield_rule)
+
+BOOST_FIXTURE_TEST_CASE(hand_offs_within_the_longest_run_go_on, line_of_three)
+{
+    const auto max_run = longest_run(1000ms);
+    BOOST_TEST((max_run == 250ms));
+    pause_all();
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.ours({"k"}));
+    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 100ms, max_run) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    took_the_lock(0);
+    queue.granted({"k"}, t0 + 110ms);  // the same run: it started at t0
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 240ms, max_run) == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_long_run_of_hand_offs_ends_in_a_yield, line_of_three)
+{
+    pause_all();
+    // The client got the key at t0 and hands it on within the run's bound.
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 100ms, 250ms) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    took_the_lock(0);
+    // Past the bound: nobody of this client is woken, and the client yields the key.
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 300ms, 250ms) == nullptr);
+    BOOST_TEST(queue.ours({"k"}));  // new acquires of this client join the line
+    // The longest-waiting waiter's pause now ends after the courtesy, not in an hour; the
+    // wait under way ended only because of the move, so it waits on.
+    BOOST_TEST(state_of(1) == state::pause_moved);
+    BOOST_TEST((timers[1].expiry() == t0 + 300ms + yield_courtesy));
+    BOOST_TEST(state_of(2) == state::pausing);
+    BOOST_TEST(run().empty());
+    BOOST_TEST(state_of(1) == state::pausing);
+    // Its own release's messages do not wake this client's waiters.
+    BOOST_TEST(queue.released("k", "v2") == nullptr);
+    BOOST_TEST(run().empty());
+    // Another owner's release does, and ends the yield.
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(state_of(1) == state::woken_by_release_message);
+    BOOST_TEST(!queue.ours({"k"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_yield_does_not_delay_a_pause_that_ends_sooner, line_of_three)
+{
+    // Waiter 0 is attempting, waiter 1's pause ends before the courtesy would.
+    waiters[1].on(waiter_event::pause_begins);
+    timers[1].expires_at(t0 + 1ms);
+    pause(2);
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v", nullptr, t0 + 300ms, 250ms) == nullptr);
+    BOOST_TEST(state_of(1) == state::pausing);
+    BOOST_TEST((timers[1].expiry() == t0 + 1ms));
+    // Only the longest-waiting pausing waiter's pause is considered.
+    BOOST_TEST(state_of(2) == state::pausing);
+    BOOST_TEST((timers[2].expiry() > t0 + 1min));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_run_counts_from_the_grant_and_restarts_with_the_next_one, line_of_three)
+{
+    pause_all();
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 300ms, 250ms) == nullptr);  // yields
+    run();
+    // Another client held it meanwhile; this client's next grant starts a new run.
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    run();
+    queue.granted({"k"}, t0 + 400ms);
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 500ms, 250ms) == &waiters[1]);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_key_is_ours_only_while_the_client_holds_or_yields_it, line_of_three)
+{
+    BOOST_TEST(!queue.ours({"k"}));
+    BOOST_TEST(!queue.ours({"other"}));
+    queue.granted({"k"}, {});
+    BOOST_TEST(queue.ours({"other", "k"}));
+    // A failed attempt says another owner holds it after all (an expired lock of ours).
+    queue.attempt_failed({"k"});
+    BOOST_TEST(!queue.ours({"k"}));
+    // A hand-off to nobody leaves the key free.
+    queue.granted({"k"}, {});
+    BOOST_TEST(queue.hand_off("k", "v", nullptr) == nullptr);
+    BOOST_TEST(!queue.ours({"k"}));
+    // A yield keeps it until a release is seen, whatever attempts fail meanwhile.
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 1s, 250ms) == nullptr);
+    queue.attempt_failed({"k"});
+    BOOST_TEST(queue.ours({"k"}));
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);  // nobody pausing: all attempt
+    BOOST_TEST(!queue.ours({"k"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(wake_up_rule)
+
+BOOST_FIXTURE_TEST_CASE(a_release_message_wakes_one_waiter_per_client, line_of_three)
 {
     pause_all();
     BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    BOOST_TEST(state_of(0) == state::woken_by_release_message);
     // The same release reported by the other nodes: the client has its contender already.
     for (int node = 1; node < 5; ++node) {
         BOOST_TEST(queue.released("k", "theirs") == nullptr);
@@ -117,34 +302,104 @@ BOOST_FIXTURE_TEST_CASE(a_node_release_wakes_one_when_nobody_attempts, three_wai
     took_the_lock(0);
     BOOST_TEST(queue.released("k", "theirs") == nullptr);
     BOOST_TEST(run().empty());
-    BOOST_TEST(!waiters[1].missed);
-    BOOST_TEST(!waiters[2].missed);
+    BOOST_TEST(state_of(1) == state::pausing);
+    BOOST_TEST(state_of(2) == state::pausing);
     // A release by another owner is a new one.
     BOOST_TEST(queue.released("k", "later") == &waiters[1]);
     BOOST_TEST(run() == std::vector<int>{1});
 }
 
-// Other clients hear of a release together: the attempt it prompts is spread (see
-// release_wake_spread); a hand-off within the client is not.
-BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_another_owners_release_is_spread, three_waiters)
+BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, line_of_three)
 {
     pause_all();
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
-    BOOST_TEST(!waiters[0].by_release_message);
     BOOST_TEST(run() == std::vector<int>{0});
+    // The first waiter took the lock and left before every node's message came in.
+    took_the_lock(0);
+    for (int node = 0; node < 5; ++node) {
+        BOOST_TEST(queue.released("k", "mine") == nullptr);
+    }
+    BOOST_TEST(run().empty());
+    // Another owner's release still wakes the next in line.
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "first", nullptr) == &waiters[0]);
+    BOOST_TEST(queue.hand_off("k", "second", nullptr) == &waiters[1]);
+    BOOST_TEST(run() == (std::vector<int>{0, 1}));
+    took_the_lock(0);
+    took_the_lock(1);
+    // A node that fell behind reports the first release only now.
+    BOOST_TEST(queue.released("k", "first") == nullptr);
+    BOOST_TEST(run().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, line_of_three)
+{
+    // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
+    BOOST_TEST(queue.released("k", "mine") == nullptr);
+    BOOST_TEST(state_of(0) == state::missed_release);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_skips_one_pause, line_of_three)
+{
+    pause(1);
+    pause(2);
+    // Waiter 0 is attempting: it is the one that sees the release; nobody else is woken.
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    BOOST_TEST(state_of(0) == state::missed_release);
+    BOOST_TEST(run().empty());
+    // Its attempt fails: it tries again at once instead of pausing, spread as a wake-up by
+    // that message would be.
+    waiters[0].on(waiter_event::pause_begins);
+    BOOST_TEST(state_of(0) == state::retrying_at_once);
+    BOOST_TEST(follows_release_message(state_of(0)));
+    attempt(0);
+    // The release was answered: its other nodes' messages wake nobody.
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    // Another release during that attempt is seen too, but the next pause is not skipped.
+    BOOST_TEST(queue.released("k", "again") == nullptr);
+    BOOST_TEST(run().empty());
+    pause(0);
+    BOOST_TEST(state_of(0) == state::pausing);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_before_a_woken_waiter_attempts_is_not_missed, line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
+    // Another owner's release before waiter 0's attempt: the attempt comes after it anyway.
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    BOOST_TEST(state_of(0) == state::woken_by_hand_off);
+    BOOST_TEST(run() == std::vector<int>{0});
+    attempt(0);
+    BOOST_TEST(state_of(0) == state::attempting);
+    pause(0);  // a failed attempt pauses as usual
+}
+
+// Other clients hear of a release together: the attempt it prompts is spread (see
+// release_wake_spread); a hand-off within the client is not.
+BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_a_release_message_is_spread, line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    BOOST_TEST(!follows_release_message(state_of(0)));
     took_the_lock(0);
     BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
-    BOOST_TEST(waiters[1].by_release_message);
     BOOST_TEST(run() == std::vector<int>{1});
-    // Waiter 1 leaves before its attempt: the next in line takes its turn, spread as well.
-    queue.leave("k", waiters[1]);
-    BOOST_TEST(run() == std::vector<int>{2});
-    BOOST_TEST(waiters[2].by_release_message);
+    BOOST_TEST(follows_release_message(state_of(1)));
     // A later wake-up by a hand-off is not spread, whatever woke the waiter before.
-    waiters[2].woken = false;
-    pause(2);
-    BOOST_TEST(queue.hand_off("k", "mine again", nullptr) == &waiters[2]);
-    BOOST_TEST(!waiters[2].by_release_message);
+    attempt(1);
+    pause(1);
+    BOOST_TEST(queue.hand_off("k", "mine again", nullptr) == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(!follows_release_message(state_of(1)));
 }
 
 BOOST_AUTO_TEST_CASE(the_spread_of_a_release_wake_up_is_random_and_bounded)
@@ -161,119 +416,48 @@ BOOST_AUTO_TEST_CASE(the_spread_of_a_release_wake_up_is_random_and_bounded)
     BOOST_TEST((seen.back() - seen.front()) > release_wake_spread / 10);
 }
 
-BOOST_FIXTURE_TEST_CASE(the_nodes_messages_of_a_handed_off_release_are_ignored, three_waiters)
+BOOST_FIXTURE_TEST_CASE(a_woken_waiter_that_leaves_before_attempting_passes_its_turn, line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Its caller cancelled before it could attempt: the next in line gets the release, woken
+    // the same way (its attempt is spread as well).
+    BOOST_TEST(!queue.leave("k", waiters[0]));
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(state_of(1) == state::woken_by_release_message);
+    // Waiter 1 attempts (its wake-up is used), then leaves: nobody else is woken.
+    took_the_lock(1);
+    BOOST_TEST(run().empty());
+    BOOST_TEST(state_of(2) == state::pausing);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_woken_waiter_passes_a_hand_off_as_a_hand_off, line_of_three)
 {
     pause_all();
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == &waiters[0]);
-    BOOST_TEST(run() == std::vector<int>{0});
-    // The first waiter took the lock and left before every node's message came in.
-    took_the_lock(0);
-    for (int node = 0; node < 5; ++node) {
-        BOOST_TEST(queue.released("k", "mine") == nullptr);
-    }
-    BOOST_TEST(run().empty());
-    // Another owner's release still wakes the next in line.
-    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
-    BOOST_TEST(run() == std::vector<int>{1});
-}
-
-BOOST_FIXTURE_TEST_CASE(a_late_message_of_an_earlier_hand_off_is_still_ignored, three_waiters)
-{
-    pause_all();
-    BOOST_TEST(queue.hand_off("k", "first", nullptr) == &waiters[0]);
-    BOOST_TEST(queue.hand_off("k", "second", nullptr) == &waiters[1]);
+    BOOST_TEST(!queue.leave("k", waiters[0]));
     BOOST_TEST(run() == (std::vector<int>{0, 1}));
-    took_the_lock(0);
-    took_the_lock(1);
-    // A node that fell behind reports the first release only now.
-    BOOST_TEST(queue.released("k", "first") == nullptr);
-    BOOST_TEST(run().empty());
+    BOOST_TEST(state_of(1) == state::woken_by_hand_off);
 }
 
-BOOST_FIXTURE_TEST_CASE(a_release_without_a_waiter_to_take_it_is_not_remembered, three_waiters)
-{
-    // Nobody pausing: the hand-off wakes nobody, so the nodes' messages count as usual.
-    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
-    BOOST_TEST(queue.released("k", "mine") == nullptr);
-    BOOST_TEST(waiters[0].missed);
-}
-
-BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_is_noted_not_lost, three_waiters)
-{
-    pause(1);
-    pause(2);
-    // Waiter 0 is attempting: it is the one that notes the release; nobody else is woken.
-    BOOST_TEST(queue.released("k", "theirs") == nullptr);
-    BOOST_TEST(waiters[0].missed);
-    BOOST_TEST(run().empty());
-}
-
-BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_queue, three_waiters)
+BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_line, line_of_three)
 {
     pause_all();
     BOOST_TEST(queue.hand_off("other", "mine", nullptr) == nullptr);
     BOOST_TEST(queue.released("other", "theirs") == nullptr);
+    BOOST_TEST(!queue.leave("other", waiters[0]));
     for (auto& w : waiters) {
         queue.leave("k", w);
     }
     BOOST_TEST(queue.waiting("k") == 0u);
     BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
     BOOST_TEST(run().empty());
     for (auto& t : timers) {
         t.cancel();
     }
     BOOST_TEST(run().size() == 3u);
-}
-
-BOOST_FIXTURE_TEST_CASE(a_hand_off_can_hold_the_writes_for_the_woken_waiter, three_waiters)
-{
-    pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
-    BOOST_TEST(static_cast<bool>(waiters[0].held_writes));
-    BOOST_TEST(waiters[0].handed_value == "mine");
-    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
-    BOOST_TEST(!static_cast<bool>(waiters[2].held_writes));
-    BOOST_TEST(run() == std::vector<int>{0});
-    took_the_lock(0);
-    // Without holding: the woken waiter has nothing to resume.
-    BOOST_TEST(queue.hand_off("k", "again", nullptr) == &waiters[1]);
-    BOOST_TEST(!static_cast<bool>(waiters[1].held_writes));
-}
-
-BOOST_FIXTURE_TEST_CASE(held_writes_pass_with_the_turn_of_a_waiter_that_leaves, three_waiters)
-{
-    pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
-    BOOST_TEST(run() == std::vector<int>{0});
-    // Cancelled before its attempt: the next in line is woken and resumes the writes.
-    BOOST_TEST(!queue.leave("k", waiters[0]));
-    BOOST_TEST(!static_cast<bool>(waiters[0].held_writes));
-    BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(static_cast<bool>(waiters[1].held_writes));
-    BOOST_TEST(waiters[1].handed_value == "mine");
-    // It leaves too, and so does the last: nobody is left to take the turn, so the caller
-    // of the last leave must resume the writes and announce the release.
-    BOOST_TEST(!queue.leave("k", waiters[1]));
-    BOOST_TEST(run() == std::vector<int>{2});
-    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
-    BOOST_TEST(queue.leave("k", waiters[2]));
-    // It keeps the hold: the caller announces the release, then ends it.
-    BOOST_TEST(static_cast<bool>(waiters[2].held_writes));
-    BOOST_TEST(waiters[2].handed_value == "mine");
-    BOOST_TEST(queue.waiting("k") == 0u);
-}
-
-BOOST_FIXTURE_TEST_CASE(a_woken_waiter_whose_attempt_failed_to_start_still_resumes, three_waiters)
-{
-    pause_all();
-    BOOST_TEST(queue.hand_off("k", "mine", &no_nodes) == &waiters[0]);
-    BOOST_TEST(run() == std::vector<int>{0});
-    // Its wake-up was used, but it left before its attempt's requests were queued: the
-    // release was not taken, so the turn and the writes pass on as if it had not attempted.
-    waiters[0].woken = false;
-    BOOST_TEST(!queue.leave("k", waiters[0]));
-    BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(static_cast<bool>(waiters[1].held_writes));
 }
 
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
@@ -284,60 +468,18 @@ BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
     waiter_queue queue;
     queue.enter("a", w);
     queue.enter("b", w);
-    w.pausing = true;
+    w.on(waiter_event::pause_begins);
     bool woken = false;
     t.async_wait([&](boost::system::error_code) { woken = true; });
     BOOST_TEST(queue.hand_off("b", "mine", nullptr) == &w);
     io.poll();
     BOOST_TEST(woken);
-    // Attempting now: a release of "a" is noted on it.
+    // Not pausing now: a release of "a" reaches it, and wakes nobody.
     BOOST_TEST(queue.released("a", "theirs") == nullptr);
-    BOOST_TEST(w.missed);
-}
-
-BOOST_FIXTURE_TEST_CASE(a_long_run_of_hand_offs_ends_in_a_yield, three_waiters)
-{
-    using namespace std::chrono_literals;
-    const auto t0 = std::chrono::steady_clock::now();
-    pause_all();
-    // The client got the key at t0 and hands it on within the run's bound.
-    queue.granted({"k"}, t0);
-    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 100ms, 250ms) == &waiters[0]);
-    BOOST_TEST(run() == std::vector<int>{0});
-    took_the_lock(0);
-    // Past the bound: nobody of this client is woken, and the client yields the key.
-    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 300ms, 250ms) == nullptr);
-    BOOST_TEST(queue.ours({"k"}));  // new acquires of this client join the line
-    // The longest-waiting waiter's pause now ends after the courtesy, not in an hour; the
-    // wait under way ended only because of the move.
-    BOOST_TEST(waiters[1].rescheduled);
-    BOOST_TEST((timers[1].expiry() == t0 + 300ms + yield_courtesy));
-    BOOST_TEST(!waiters[2].rescheduled);
-    BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(waiters[1].pausing);
-    // Its own release's messages do not wake this client's waiters.
-    BOOST_TEST(queue.released("k", "v2") == nullptr);
-    // Another owner's release does, and ends the yield.
-    waiters[1].rescheduled = false;
-    pause(1);
-    BOOST_TEST(queue.released("k", "theirs") == &waiters[1]);
-    BOOST_TEST(run() == std::vector<int>{1});
-    BOOST_TEST(!queue.ours({"k"}));
-}
-
-BOOST_FIXTURE_TEST_CASE(a_run_counts_from_the_grant_and_restarts_with_the_next_one, three_waiters)
-{
-    using namespace std::chrono_literals;
-    const auto t0 = std::chrono::steady_clock::now();
-    pause_all();
-    queue.granted({"k"}, t0);
-    BOOST_TEST(queue.hand_off("k", "v1", nullptr, t0 + 300ms, 250ms) == nullptr);  // yields
-    run();
-    // Another client held it meanwhile; this client's next grant starts a new run.
-    BOOST_TEST(queue.released("k", "theirs") != nullptr);
-    run();
-    queue.granted({"k"}, t0 + 400ms);
-    BOOST_TEST(queue.hand_off("k", "v2", nullptr, t0 + 500ms, 250ms) != nullptr);
+    BOOST_TEST(w.state() == state::woken_by_hand_off);
+    w.attempt_begins();
+    BOOST_TEST(queue.released("a", "later") == nullptr);
+    BOOST_TEST(w.state() == state::missed_release);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

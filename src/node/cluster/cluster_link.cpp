@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/cluster/cluster_link.hpp"
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "node/sentinel/sentinel.hpp"
 #include "protocol/key_slot.hpp"
 
@@ -65,7 +65,7 @@ struct cluster_link::routed final : request_owner, std::enable_shared_from_this<
     // Redirections are followed here, not misconfigurations of a cluster's server.
     bool acts_on(const resp::reply& refusal) const noexcept override
     {
-        return refusal.text.starts_with("MOVED ") || refusal.text.starts_with("ASK ") ||
+        return classify_error_reply(refusal.text) == node_errc::redirected ||
                owner->acts_on(refusal);
     }
 
@@ -127,12 +127,11 @@ void cluster_link::gave_up(const request_owner& owner, std::uint32_t index, bool
 void cluster_link::route(const std::shared_ptr<routed>& r)
 {
     if (closed_) {
-        r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, last_error_});
+        fail(*r, last_failure_);
         return;
     }
-    if (r->given_up(0)) {
-        return;
-    }
+    // A request given up on still goes to its master, as on a connection: a round that
+    // stopped early at a quorum still sets the key here, and a clean-up still deletes it.
     if (map_known_) {
         if (!r->cmd->slot) {
             // A command without keys: any master may run it.
@@ -146,7 +145,7 @@ void cluster_link::route(const std::shared_ptr<routed>& r)
             return;
         }
     } else if (clock::now() < retry_at_) {
-        r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, last_error_});
+        fail(*r, last_failure_);
         return;
     }
     r->via = 0;
@@ -158,6 +157,10 @@ void cluster_link::send(const std::shared_ptr<routed>& r, std::size_t server)
 {
     r->via = server + 1;
     servers_[server].link->submit(r, 0, r->to_send());
+    if (r->given_up(0)) {
+        // Given up while it waited for the map: the connection reads its reply and drops it.
+        servers_[server].link->gave_up(*r, 0, false);
+    }
 }
 
 void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result result)
@@ -197,18 +200,23 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
                 send(r, to);
                 return;
             }
+            // The masters disagree about the slot: until a new map settles it, the cluster
+            // cannot serve it.
             result = exec_result{exec_result::outcome::failed,
                                  {},
                                  "followed " + std::to_string(max_redirections) +
                                      " redirections without reaching the master of slot " +
                                      std::to_string(redirect->slot) + ", the last to " +
-                                     address_name(redirect->to)};
-        } else if (first.text.starts_with("CLUSTERDOWN")) {
+                                     address_name(redirect->to),
+                                 node_errc::cluster_down};
+        } else if (classify_error_reply(first.text) == node_errc::cluster_down) {
             learn_map_soon();
         }
     }
     live_.erase({r->owner.get(), r->index});
-    r->owner->deliver(r->index, std::move(result));
+    if (!r->given_up(0)) {
+        r->owner->deliver(r->index, std::move(result));
+    }
 }
 
 std::size_t cluster_link::server_at(const server_address& a)
@@ -269,15 +277,15 @@ asio::awaitable<void> cluster_link::learn_map()
                 sources.push_back(s);
             }
         }
-        std::string failures;
+        failure_list failures;
         bool learned = false;
         for (std::size_t source : sources) {
-            std::string why = co_await ask_for_map(source);
-            if (why.empty()) {
+            const node_failure why = co_await ask_for_map(source);
+            if (!why) {
                 learned = true;
                 break;
             }
-            failures += (failures.empty() ? "" : "; ") + why;
+            failures.add(why);
             if (closed_) {
                 break;
             }
@@ -291,30 +299,29 @@ asio::awaitable<void> cluster_link::learn_map()
                 if (!map_known_ || (r->cmd->slot && slot_owner_[*r->cmd->slot] == 0)) {
                     live_.erase({r->owner.get(), r->index});
                     if (!r->given_up(0)) {
-                        r->owner->deliver(
-                            r->index,
-                            exec_result{exec_result::outcome::failed,
-                                        {},
-                                        "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
-                                            " has no master (CLUSTER SLOTS leaves it out)"});
+                        fail(*r,
+                             node_failure{node_errc::cluster_down,
+                                          "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
+                                              " has no master (CLUSTER SLOTS leaves it out)"});
                     }
                     continue;
                 }
                 route(r);
             }
         } else if (!closed_) {
-            last_error_ = "no server of " + name_ + " told the slot map: " + failures;
+            last_failure_ = failures.joined("no server of " + name_ + " told the slot map",
+                                            node_errc::cluster_down);
             if (!map_known_) {
                 retry_at_ = clock::now() + backoff_;
                 backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
             }
-            fail_waiting(last_error_);
+            fail_waiting(last_failure_);
         }
     } while (learn_again_ && !closed_);
     learning_ = false;
 }
 
-asio::awaitable<std::string> cluster_link::ask_for_map(std::size_t source)
+asio::awaitable<node_failure> cluster_link::ask_for_map(std::size_t source)
 {
     command ask;
     resp::append_command(ask.payload, {"CLUSTER", "SLOTS"});
@@ -322,15 +329,16 @@ asio::awaitable<std::string> cluster_link::ask_for_map(std::size_t source)
     const std::shared_ptr<connection> c = servers_[source].link;
     exec_result r = co_await execute(*c, std::move(ask), clock::now() + settings_.connect_timeout);
     if (r.status != exec_result::outcome::replied) {
-        co_return r.detail;
+        co_return node_failure{r.code, std::move(r.detail)};
     }
-    std::string why;
+    node_failure why;
     auto map = read_slot_map(r.reply, servers_[source].where, why);
     if (!map) {
-        co_return "CLUSTER SLOTS on " + servers_[source].address + ": " + with_hint(why);
+        why.detail.insert(0, "CLUSTER SLOTS on " + servers_[source].address + ": ");
+        co_return why;
     }
     apply(*map);
-    co_return std::string();
+    co_return node_failure{};
 }
 
 void cluster_link::apply(const std::vector<slot_range>& map)
@@ -343,16 +351,24 @@ void cluster_link::apply(const std::vector<slot_range>& map)
     map_known_ = true;
 }
 
-void cluster_link::fail_waiting(const std::string& why)
+void cluster_link::fail_waiting(const node_failure& why)
 {
     auto failed = std::move(waiting_);
     waiting_.clear();
     for (auto& r : failed) {
         live_.erase({r->owner.get(), r->index});
         if (!r->given_up(0)) {
-            r->owner->deliver(r->index, exec_result{exec_result::outcome::failed, {}, why});
+            fail(*r, why);
         }
     }
+}
+
+void cluster_link::fail(const routed& r, const node_failure& why)
+{
+    if (r.given_up(0)) {
+        return;
+    }
+    r.owner->deliver(r.index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
 }
 
 void cluster_link::hold_writes() noexcept
@@ -377,11 +393,11 @@ void cluster_link::resume_writes()
 void cluster_link::close(const std::string& why)
 {
     closed_ = true;
-    last_error_ = why;
+    last_failure_ = node_failure{node_errc::closed, why};
     for (server& s : servers_) {
         s.link->close(why);
     }
-    fail_waiting(why);
+    fail_waiting(last_failure_);
 }
 
 std::optional<server_address> cluster_link::master_of(std::uint16_t slot) const

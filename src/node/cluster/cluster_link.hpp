@@ -59,9 +59,11 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     std::size_t server_at(const server_address& a);
     void learn_map_soon();
     boost::asio::awaitable<void> learn_map();
-    boost::asio::awaitable<std::string> ask_for_map(std::size_t source);
+    boost::asio::awaitable<node_failure> ask_for_map(std::size_t source);
     void apply(const std::vector<slot_range>& map);
-    void fail_waiting(const std::string& why);
+    void fail_waiting(const node_failure& why);
+    // Tells `r`'s owner that it failed with `why`.
+    static void fail(const routed& r, const node_failure& why);
 
     boost::asio::any_io_executor strand_;
     node cluster_;
@@ -83,7 +85,7 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     /// While no map could be learned: when to try again, and why it failed.
     clock::time_point retry_at_{};
     std::chrono::milliseconds backoff_;
-    std::string last_error_;
+    node_failure last_failure_;
     /// Requests on their way, by owner and index, for `gave_up`.
     std::map<std::pair<const request_owner*, std::uint32_t>, std::weak_ptr<routed>> live_;
     std::size_t sweep_at_ = 64;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/cluster/cluster_map.hpp"
 
+#include "core/error_reply.hpp"
 #include "protocol/key_slot.hpp"
 
 #include <charconv>
@@ -44,17 +45,25 @@ std::optional<server_address> read_server(const resp::reply& r, const server_add
     return a;
 }
 
+node_failure unexpected(std::string_view what)
+{
+    return node_failure{node_errc::unexpected_reply,
+                        "unexpected reply to CLUSTER SLOTS (" + std::string(what) + ")"};
+}
+
 }  // namespace
 
 std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
-                                                     const server_address& asked, std::string& why)
+                                                     const server_address& asked, node_failure& why)
 {
     if (r.is_error()) {
-        why = r.text.empty() ? "an empty error reply to CLUSTER SLOTS" : r.text;
+        why = node_failure{
+            classify_error_reply(r.text),
+            r.text.empty() ? "an empty error reply to CLUSTER SLOTS" : with_hint(r.text)};
         return std::nullopt;
     }
     if (r.type != resp::kind::array) {
-        why = "unexpected reply to CLUSTER SLOTS (not an array)";
+        why = unexpected("not an array");
         return std::nullopt;
     }
     std::vector<slot_range> map;
@@ -62,12 +71,12 @@ std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
         if (entry.type != resp::kind::array || entry.elements.size() < 3 ||
             !is_slot(entry.elements[0]) || !is_slot(entry.elements[1]) ||
             entry.elements[1].integer < entry.elements[0].integer) {
-            why = "unexpected reply to CLUSTER SLOTS (a malformed slot range)";
+            why = unexpected("a malformed slot range");
             return std::nullopt;
         }
         auto master = read_server(entry.elements[2], asked);
         if (!master) {
-            why = "unexpected reply to CLUSTER SLOTS (a malformed master address)";
+            why = unexpected("a malformed master address");
             return std::nullopt;
         }
         map.push_back(slot_range{static_cast<std::uint16_t>(entry.elements[0].integer),
@@ -75,7 +84,8 @@ std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
                                  std::move(*master)});
     }
     if (map.empty()) {
-        why = "CLUSTER SLOTS named no master: no slot is assigned yet";
+        why = node_failure{node_errc::cluster_down,
+                           "CLUSTER SLOTS named no master: no slot is assigned yet"};
         return std::nullopt;
     }
     return map;

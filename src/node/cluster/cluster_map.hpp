@@ -7,6 +7,7 @@
 
 #include <redlock/node.hpp>
 
+#include "core/node_error.hpp"
 #include "resp/resp.hpp"
 
 #include <cstdint>
@@ -27,9 +28,11 @@ struct slot_range
 
 /// Reads a reply to CLUSTER SLOTS, asked of `asked` (whose host stands in for a master the
 /// reply names with an empty or unknown address). Nullopt, with the reason in `why`, for an
-/// error reply or a reply of the wrong shape.
+/// error reply (the server's words with their hint), a reply of the wrong shape
+/// (`unexpected_reply`) or a map without masters (`cluster_down`).
 std::optional<std::vector<slot_range>> read_slot_map(const resp::reply& r,
-                                                     const server_address& asked, std::string& why);
+                                                     const server_address& asked,
+                                                     node_failure& why);
 
 /// A request that reached a master that does not serve its slot.
 struct redirection

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/sentinel/sentinel.hpp"
 
-#include "core/misconfiguration.hpp"
+#include "core/error_reply.hpp"
 #include "engine/exchange.hpp"
 #include "engine/handshake.hpp"
 #include "engine/pubsub.hpp"
@@ -45,18 +45,18 @@ node sentinel_server(const node& n, const server_address& a)
 }
 
 // Asks one Sentinel for the master's address: the reply, or why there is none.
-asio::awaitable<std::string> ask_sentinel(const node& sentinel, const std::string& master_name,
-                                          asio::ssl::context* tls, bool verify_name,
-                                          std::chrono::milliseconds timeout, resp::reply& reply)
+asio::awaitable<node_failure> ask_sentinel(const node& sentinel, const std::string& master_name,
+                                           asio::ssl::context* tls, bool verify_name,
+                                           std::chrono::milliseconds timeout, resp::reply& reply)
 {
     stream q(co_await asio::this_coro::executor);
-    std::string why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
-    if (why.empty()) {
+    node_failure why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
+    if (!why) {
         std::string ask;
         resp::append_command(ask, {"SENTINEL", "get-master-addr-by-name", master_name});
         std::vector<resp::reply> replies;
         why = co_await exchange(q, ask, 1, replies, "Sentinel " + sentinel.endpoint());
-        if (why.empty()) {
+        if (!why) {
             reply = std::move(replies.front());
         }
     }
@@ -70,69 +70,80 @@ asio::awaitable<std::string> ask_sentinel(const node& sentinel, const std::strin
 asio::awaitable<std::optional<server_address>> ask_sentinels(const node& n, asio::ssl::context* tls,
                                                              bool verify_name,
                                                              std::chrono::milliseconds timeout,
-                                                             std::string& failures)
+                                                             failure_list& failures)
 {
     const auto share = timeout / static_cast<int>(n.sentinels.size() + 1);
     for (const server_address& a : n.sentinels) {
         const node sentinel = sentinel_server(n, a);
         resp::reply reply;
-        std::string why = co_await within_deadline(
+        node_failure why = co_await within_deadline(
             ask_sentinel(sentinel, n.master_name, tls, verify_name, share, reply), share,
             "asking Sentinel " + sentinel.endpoint());
-        if (why.empty()) {
+        if (!why) {
             if (auto master = read_master_address(reply, why)) {
                 co_return master;
             }
-            why.insert(0, "Sentinel " + sentinel.endpoint() + ": ");
+            why.detail.insert(0, "Sentinel " + sentinel.endpoint() + ": ");
         }
-        failures += (failures.empty() ? "" : "; ") + why;
+        failures.add(why);
     }
     co_return std::nullopt;
 }
 
-asio::awaitable<std::string> open_master(stream& s, const node& n, bool select_db,
-                                         asio::ssl::context* tls, bool verify_name,
-                                         std::chrono::milliseconds timeout, std::string& reached)
+// ROLE's first word: "master", "slave" ..., or what came instead.
+std::string role_of(const resp::reply& r)
 {
-    std::string failures;
+    if (!r.elements.empty()) {
+        return r.elements[0].text;
+    }
+    return r.is_error() ? r.text : std::string("?");
+}
+
+asio::awaitable<node_failure> open_master(stream& s, const node& n, bool select_db,
+                                          asio::ssl::context* tls, bool verify_name,
+                                          std::chrono::milliseconds timeout, std::string& reached)
+{
+    failure_list failures;
     const auto master = co_await ask_sentinels(n, tls, verify_name, timeout, failures);
     if (!master) {
-        co_return "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name +
-            "': " + failures;
+        co_return failures.joined(
+            "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name + "'",
+            node_errc::no_master);
     }
     const node server = node_at(n, *master);
     reached = server.endpoint();
-    if (std::string why =
-            co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout);
-        !why.empty()) {
-        co_return "the master the Sentinels name: " + why;
+    if (node_failure why =
+            co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout)) {
+        why.detail.insert(0, "the master the Sentinels name: ");
+        co_return why;
     }
     // Right after a failover a Sentinel may still name the old master, which is becoming a
     // replica: locking there would be lost with its data.
     std::string role;
     resp::append_command(role, {"ROLE"});
     std::vector<resp::reply> replies;
-    if (std::string why = co_await exchange(s, role, 1, replies, reached); !why.empty()) {
-        co_return "ROLE on " + reached + " failed: " + why;
+    if (node_failure why = co_await exchange(s, role, 1, replies, reached)) {
+        why.detail.insert(0, "ROLE on " + reached + " failed: ");
+        co_return why;
     }
     const resp::reply& r = replies.front();
-    if (r.is_error() && r.text.starts_with("NOPERM")) {
-        co_return std::string();  // the user may not ask; the Sentinels' word stands
+    if (r.is_error() && classify_error_reply(r.text) == node_errc::no_permission) {
+        co_return node_failure{};  // the user may not ask; the Sentinels' word stands
     }
     if (r.type != resp::kind::array || r.elements.empty() || r.elements[0].text != "master") {
-        co_return "the Sentinels name " + reached + " as the master '" + n.master_name +
-            "', but its ROLE is '" +
-            (r.elements.empty() ? (r.is_error() ? r.text : std::string("?")) : r.elements[0].text) +
-            "' (a failover in progress?)";
+        co_return node_failure{node_errc::master_switched, "the Sentinels name " + reached +
+                                                               " as the master '" + n.master_name +
+                                                               "', but its ROLE is '" + role_of(r) +
+                                                               "' (a failover in progress?)"};
     }
-    co_return std::string();
+    co_return node_failure{};
 }
 
 }  // namespace
 
-asio::awaitable<std::string> open_node(stream& s, const node& n,
-                                       const connection_settings& settings, bool select_db,
-                                       std::string& reached)
+asio::awaitable<node_failure> open_node(stream& s, const node& n,
+                                        const connection_settings& settings, bool select_db,
+                                        std::string& reached)
 {
     const auto timeout = settings.connect_timeout;
     asio::ssl::context* tls = settings.tls.get();
@@ -157,25 +168,27 @@ node node_at(const node& n, const server_address& a)
     return server;
 }
 
-std::optional<server_address> read_master_address(const resp::reply& r, std::string& why)
+std::optional<server_address> read_master_address(const resp::reply& r, node_failure& why)
 {
     if (r.type == resp::kind::nil) {
-        why = "it knows no master by that name";
+        why = node_failure{node_errc::no_master, "it knows no master by that name"};
         return std::nullopt;
     }
     if (r.is_error()) {
-        why = "Redis error: " + with_hint(r.text);
+        why = error_reply_failure(r.text);
         return std::nullopt;
     }
     if (r.type != resp::kind::array || r.elements.size() != 2 ||
         r.elements[0].type != resp::kind::bulk_string || r.elements[0].text.empty() ||
         r.elements[1].type != resp::kind::bulk_string) {
-        why = "unexpected reply to SENTINEL get-master-addr-by-name";
+        why = node_failure{node_errc::unexpected_reply,
+                           "unexpected reply to SENTINEL get-master-addr-by-name"};
         return std::nullopt;
     }
     const auto port = port_number(r.elements[1].text);
     if (!port) {
-        why = "unexpected port in the reply to SENTINEL get-master-addr-by-name";
+        why = node_failure{node_errc::unexpected_reply,
+                           "unexpected port in the reply to SENTINEL get-master-addr-by-name"};
         return std::nullopt;
     }
     return server_address{.host = r.elements[0].text, .port = *port};
@@ -254,9 +267,10 @@ asio::awaitable<void> sentinel_watch::listen(const server_address& sentinel)
 {
     const node server = sentinel_server(node_, sentinel);
     opening_ = stream(strand_);
-    const std::string why = co_await open_stream(opening_, server, settings_.connect_timeout, false,
-                                                 settings_.tls.get(), settings_.verify_name);
-    if (!why.empty() || stopped_) {
+    const node_failure why =
+        co_await open_stream(opening_, server, settings_.connect_timeout, false,
+                             settings_.tls.get(), settings_.verify_name);
+    if (why || stopped_) {
         co_return;
     }
     (void)mux_.add(subscription(request_kind::subscribe, "SUBSCRIBE", "+switch-master"));

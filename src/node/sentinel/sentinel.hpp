@@ -7,6 +7,7 @@
 
 #include <redlock/node.hpp>
 
+#include "core/node_error.hpp"
 #include "engine/multiplexer.hpp"
 #include "engine/runner.hpp"
 #include "net/stream.hpp"
@@ -30,20 +31,20 @@ namespace redlock::detail {
 /// Opens `s` to where `n`'s requests go, within `settings.connect_timeout` in all: `n`
 /// itself (as `open_stream`), or for a Sentinel node the master its Sentinels name now, asked
 /// in order, after which ROLE must say "master". `reached` gets the server's "host:port".
-/// Returns an error message naming the node and the cause (never the password), empty on
-/// success.
-boost::asio::awaitable<std::string> open_node(stream& s, const node& n,
-                                              const connection_settings& settings, bool select_db,
-                                              std::string& reached);
+/// Returns what failed, its detail naming the node and the cause (never the password); no
+/// failure on success.
+boost::asio::awaitable<node_failure> open_node(stream& s, const node& n,
+                                               const connection_settings& settings, bool select_db,
+                                               std::string& reached);
 
 /// The server at `a` as the Sentinel or cluster node `n` reaches it (its master, one of its
 /// masters or seeds): `n`'s credentials, database and TLS, no Sentinels or seeds. Pure.
 node node_at(const node& n, const server_address& a);
 
 /// Reads a reply to `SENTINEL get-master-addr-by-name`: the master's address, or nullopt
-/// with the reason in `why` (the Sentinel does not know the name, an error, a malformed
-/// reply). Pure.
-std::optional<server_address> read_master_address(const resp::reply& r, std::string& why);
+/// with the reason in `why` (the Sentinel does not know the name: `no_master`; an error
+/// reply; a malformed reply: `unexpected_reply`). Pure.
+std::optional<server_address> read_master_address(const resp::reply& r, node_failure& why);
 
 /// Reads a `+switch-master` message ("name old-host old-port new-host new-port"): the new
 /// master's address when the message is about `master_name`. Pure.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/sentinel/sentinel_link.hpp"
 
+#include "core/error_reply.hpp"
+
 #include <boost/asio/post.hpp>
 
 namespace redlock::detail {
@@ -13,7 +15,7 @@ namespace {
 // misconfiguration, but a master to ask the Sentinels for again.
 bool names_a_replica(const resp::reply& refusal) noexcept
 {
-    return refusal.is_error() && refusal.text.starts_with("READONLY");
+    return refusal.is_error() && classify_error_reply(refusal.text) == node_errc::not_a_master;
 }
 
 }  // namespace
@@ -73,10 +75,12 @@ void sentinel_link::delivered(const followed& request, std::uint32_t index, exec
     if (result.status == exec_result::outcome::replied) {
         note_master();
         if (const resp::reply& own = own_reply(*request.cmd, result.reply); names_a_replica(own)) {
-            const std::string why = link_->reached() + ", the master '" + node_.master_name +
-                                    "' the Sentinels named, has become a replica (" + own.text +
-                                    "): asking the Sentinels again";
-            request.owner->deliver(index, exec_result{exec_result::outcome::failed, {}, why});
+            const node_failure why{node_errc::master_switched,
+                                   link_->reached() + ", the master '" + node_.master_name +
+                                       "' the Sentinels named, has become a replica (" + own.text +
+                                       "): asking the Sentinels again"};
+            request.owner->deliver(
+                index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
             link_->leave(why);  // and the requests behind it
             return;
         }
@@ -112,7 +116,8 @@ void sentinel_link::master_switched(const server_address& master)
     const std::string now = node_at(node_, master).endpoint();
     // Whatever the old master still accepts is lost once it turns into a replica.
     link_->leave_unless_at(
-        now, "the Sentinels switched the master '" + node_.master_name + "' to " + now);
+        now, node_failure{node_errc::master_switched, "the Sentinels switched the master '" +
+                                                          node_.master_name + "' to " + now});
 }
 
 void sentinel_link::close(const std::string& why)

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "protocol/script_table.hpp"
+
+#include "protocol/key_slot.hpp"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <cassert>
+#include <optional>
+#include <stdexcept>
+
+namespace redlock::detail {
+namespace {
+
+// ---- plain locks: string keys holding the owner value (ARGV[1]) for ARGV[2] ms ----
+
+constexpr std::string_view plain_acquire = R"lua(
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return -1 end
+end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return 1
+)lua";
+
+// Waiting acquirers listen on each key's release channel (ARGV[2 + i] for KEYS[i]; see
+// key_space.hpp), published with ARGV[2] (PUBLISH, or SPUBLISH for sharded pub/sub on a
+// cluster); the message is the released owner value, so that a client recognises the
+// releases it handed off itself. Without channels a release is quiet: the client hands the
+// key to its own next acquire in the same write, so the key is never free and other clients'
+// waiters would wake to fail. The keys that are ours go even when others are not.
+constexpr std::string_view plain_release = R"lua(
+local answer = 1
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    if ARGV[2 + i] then redis.call(ARGV[2], ARGV[2 + i], ARGV[1]) end
+  else
+    answer = math.min(answer, v and -1 or 0)
+  end
+end
+return answer
+)lua";
+
+// Without ARGV[2], only answers (a check). With it, sets every key again for ARGV[2] ms when
+// all are ours, or, with ARGV[3] '1', when none is another owner's (recreating the keys that
+// vanished): an extend.
+constexpr std::string_view plain_check_extend = R"lua(
+local answer = 1
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v ~= ARGV[1] then answer = math.min(answer, v and -1 or 0) end
+end
+if ARGV[2] and (answer == 1 or (answer == 0 and ARGV[3] == '1')) then
+  for i = 1, #KEYS do
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  end
+  answer = 1
+end
+return answer
+)lua";
+
+// ---- reentrant locks: hash keys {owner value: hold count}, one owner at a time ----
+
+// A key is ours when it has a field for our value; another owner's when it exists without.
+constexpr std::string_view reentrant_acquire = R"lua(
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then
+    return -1
+  end
+end
+for i = 1, #KEYS do
+  redis.call('HINCRBY', KEYS[i], ARGV[1], 1)
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return 1
+)lua";
+
+// Takes one hold off each key that is ours; the key goes, announced as in plain_release,
+// with its last hold.
+constexpr std::string_view reentrant_release = R"lua(
+local answer = 1
+for i = 1, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1 then
+    if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then
+      redis.call('DEL', KEYS[i])
+      if ARGV[2 + i] then redis.call(ARGV[2], ARGV[2 + i], ARGV[1]) end
+    end
+  else
+    answer = math.min(answer, -redis.call('EXISTS', KEYS[i]))
+  end
+end
+return answer
+)lua";
+
+// As plain_check_extend; a recreated key holds our value once.
+constexpr std::string_view reentrant_check_extend = R"lua(
+local answer = 1
+for i = 1, #KEYS do
+  local ours = redis.call('HEXISTS', KEYS[i], ARGV[1]) == 1
+  if not ours then answer = math.min(answer, -redis.call('EXISTS', KEYS[i])) end
+end
+if ARGV[2] and (answer == 1 or (answer == 0 and ARGV[3] == '1')) then
+  for i = 1, #KEYS do
+    redis.call('HSETNX', KEYS[i], ARGV[1], 1)
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  end
+  answer = 1
+end
+return answer
+)lua";
+
+// ---- fencing: one counter per lock key, KEYS[n + i] beside lock key KEYS[i] ----
+
+// A plain acquire that also bumps each key's counter, answering the largest value (a token,
+// >= 1) or -1 when another owner holds a key. A counter that does not exist yet (never used,
+// or lost with a node's data) starts at the server's clock in microseconds: far above every
+// token handed out before, since no key is acquired a million times a second. So a node that
+// restarted empty does not hand out small tokens again (as long as the nodes' clocks roughly
+// agree).
+constexpr std::string_view fenced_acquire = R"lua(
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return -1 end
+end
+local token = 0
+for i = 1, n do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  local counter = KEYS[n + i]
+  if redis.call('EXISTS', counter) == 0 then
+    local now = redis.call('TIME')
+    redis.call('SET', counter, now[1] .. string.rep('0', 6 - #now[2]) .. now[2])
+  end
+  token = math.max(token, redis.call('INCR', counter))
+end
+return token
+)lua";
+
+// Raises each counter to at least ARGV[1], the token the quorum gave: once a majority holds
+// it, every later acquisition's quorum meets one of them and gets a larger token.
+constexpr std::string_view fence_raise = R"lua(
+local token = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if current == nil or current < token then redis.call('SET', KEYS[i], ARGV[1]) end
+end
+return 1
+)lua";
+
+// ---- inspection ----
+
+// TYPE answers a status reply, which a script sees as {ok = name}. The third element names
+// the master when the node is a replica, whose locks are only copies ('' otherwise, also when
+// the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
+// contents follow only for the two types locks are made of.
+constexpr std::string_view inspect = R"lua(
+local t = redis.call('TYPE', KEYS[1]).ok
+local ttl = redis.call('PTTL', KEYS[1])
+local master = ''
+local info = redis.pcall('INFO', 'replication')
+if type(info) == 'string' and string.match(info, 'role:slave') then
+  master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
+           (string.match(info, 'master_port:(%d+)') or '?')
+end
+if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
+if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
+return {t, ttl, master}
+)lua";
+
+// ---- fenced_store: a hash {token, owner, value} per resource ----
+
+// Refuses ({0}) a request whose token ARGV[1] is older than the key's newest, or equal to it
+// from another owner than ARGV[2] (fence.hpp's rule); otherwise the key remembers the token
+// and its owner, and the request writes ARGV[3] when it has one ({1}) or reads the value
+// ({1, value}, or {1} when there is none).
+constexpr std::string_view fenced_access = R"lua(
+local token = tonumber(ARGV[1])
+local newest = tonumber(redis.call('HGET', KEYS[1], 'token') or '0') or 0
+if token < newest or (token == newest and redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2]) then
+  return {0}
+end
+if token > newest then redis.call('HSET', KEYS[1], 'token', ARGV[1], 'owner', ARGV[2]) end
+if ARGV[3] then
+  redis.call('HSET', KEYS[1], 'value', ARGV[3])
+  return {1}
+end
+local value = redis.call('HGET', KEYS[1], 'value')
+if value then return {1, value} end
+return {1}
+)lua";
+
+// A row as written down; `all_scripts` adds its index and SHA-1.
+struct row
+{
+    script_id id;
+    std::string_view name;
+    std::optional<std::size_t> keys;
+    std::string_view text;
+};
+
+constexpr std::optional<std::size_t> any_keys = std::nullopt;
+
+constexpr std::array<row, script_count> rows{{
+    {script_id::plain_acquire, "plain_acquire", any_keys, plain_acquire},
+    {script_id::plain_release, "plain_release", any_keys, plain_release},
+    {script_id::plain_check_extend, "plain_check_extend", any_keys, plain_check_extend},
+    {script_id::reentrant_acquire, "reentrant_acquire", any_keys, reentrant_acquire},
+    {script_id::reentrant_release, "reentrant_release", any_keys, reentrant_release},
+    {script_id::reentrant_check_extend, "reentrant_check_extend", any_keys, reentrant_check_extend},
+    {script_id::fenced_acquire, "fenced_acquire", any_keys, fenced_acquire},
+    {script_id::fence_raise, "fence_raise", any_keys, fence_raise},
+    {script_id::inspect, "inspect", 1, inspect},
+    {script_id::fenced_access, "fenced_access", 1, fenced_access},
+}};
+
+// A row left out, or out of order, fails the build here.
+constexpr bool every_id_has_its_row()
+{
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (static_cast<std::size_t>(rows[i].id) != i || rows[i].text.empty()) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(every_id_has_its_row(), "rows must list every script_id once, in order");
+
+constexpr bool names_are_unique()
+{
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (rows[i].name == rows[j].name) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+static_assert(names_are_unique());
+static_assert(script_count <= max_scripts, "a connection's script_set is too small");
+
+}  // namespace
+
+std::span<const lua_script, script_count> all_scripts()
+{
+    static const std::array<lua_script, script_count> table = [] {
+        std::array<lua_script, script_count> out;
+        for (std::size_t i = 0; i < script_count; ++i) {
+            out[i] = lua_script{static_cast<std::uint8_t>(i), rows[i].name, rows[i].keys,
+                                rows[i].text, script_sha1(rows[i].text)};
+        }
+        return out;
+    }();
+    return table;
+}
+
+const lua_script& script_of(script_id id)
+{
+    return all_scripts()[static_cast<std::size_t>(id)];
+}
+
+// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
+command script_command(script_id id, const std::vector<std::string>& keys,
+                       std::initializer_list<std::string_view> args,
+                       const std::vector<std::string>& more_args)
+{
+    const lua_script& script = script_of(id);
+    assert(!keys.empty() && (!script.keys || *script.keys == keys.size()));
+    const std::string numkeys = std::to_string(keys.size());
+    std::vector<std::string_view> tail;
+    tail.reserve(keys.size() + args.size() + more_args.size());
+    tail.insert(tail.end(), keys.begin(), keys.end());
+    tail.insert(tail.end(), args.begin(), args.end());
+    tail.insert(tail.end(), more_args.begin(), more_args.end());
+    command c;
+    resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, tail);
+    resp::append_command(c.fallback, "EVAL", script.text, numkeys, tail);
+    c.script = &script;
+    if (!keys.empty()) {
+        c.slot = key_slot(keys.front());
+    }
+    return c;
+}
+
+// Redis names a script by the lowercase hex SHA-1 of its text. OpenSSL's EVP interface is
+// public and stable, unlike Boost's internal uuid/detail/sha1.hpp, whose digest type changed
+// in Boost 1.86 (a wrong name would only show as every EVALSHA falling back to EVAL).
+std::string script_sha1(std::string_view text)
+{
+    constexpr std::size_t sha1_size = 20;
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int size = 0;
+    if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha1(), nullptr) != 1 ||
+        size != sha1_size) {
+        throw std::runtime_error("redlock: OpenSSL could not compute a SHA-1 digest");
+    }
+    constexpr std::string_view hex_digits = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(2 * sha1_size);
+    for (std::size_t i = 0; i < sha1_size; ++i) {
+        hex += hex_digits[digest[i] >> 4];
+        hex += hex_digits[digest[i] & 0x0f];
+    }
+    return hex;
+}
+
+}  // namespace redlock::detail
