@@ -156,7 +156,7 @@ std::string larger_than(std::size_t cap)
 decoder::decoder(std::size_t max_buffer, protocol speaks)
     : max_buffer_(max_buffer),
       protocol_(speaks),
-      max_built_(std::max<std::size_t>(max_buffer, 64 * 1024))
+      max_built_(std::max<std::size_t>(max_buffer, std::size_t{64} * 1024))
 {
 }
 
@@ -262,11 +262,10 @@ std::size_t decoder::line_end()
 {
     constexpr auto none = std::string::npos;
     for (std::size_t from = std::max(pos_ + 1, scan_from_); from < buffer_.size();) {
-        const void* found = std::memchr(buffer_.data() + from, '\n', buffer_.size() - from);
-        if (found == nullptr) {
+        const std::size_t lf = std::string_view(buffer_).find('\n', from);
+        if (lf == none) {
             break;
         }
-        const auto lf = static_cast<std::size_t>(static_cast<const char*>(found) - buffer_.data());
         if (buffer_[lf - 1] != '\r') {
             from = lf + 1;
             continue;
