@@ -113,7 +113,7 @@ void runner::on_read(const std::shared_ptr<socket_state>& s, const boost::system
     read(s);
 }
 
-void runner::fail(socket_failure failure)
+void runner::fail(const socket_failure& failure)
 {
     close();
     user_.on_failure(failure);

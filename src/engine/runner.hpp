@@ -91,7 +91,7 @@ class runner
     void on_written(const std::shared_ptr<socket_state>& s, const boost::system::error_code& ec);
     void on_read(const std::shared_ptr<socket_state>& s, const boost::system::error_code& ec,
                  std::size_t n);
-    void fail(socket_failure failure);
+    void fail(const socket_failure& failure);
     void tell_if_idle();
 
     multiplexer& mux_;

@@ -56,7 +56,7 @@ std::optional<server_address> switched_master(std::string_view message,
 /// `stop`. A pub/sub `multiplexer` and its `runner` carry the subscription. While it runs it
 /// keeps a read pending: a client with a Sentinel node keeps its io_context busy until
 /// `client::async_shutdown`.
-class sentinel_watch : public socket_user, public std::enable_shared_from_this<sentinel_watch>
+class sentinel_watch final : public socket_user, public std::enable_shared_from_this<sentinel_watch>
 {
   public:
     using listener = std::function<void(const server_address& master)>;
