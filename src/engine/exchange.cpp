@@ -9,6 +9,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <memory>
 #include <optional>
 
 namespace redlock::detail {
@@ -77,7 +78,11 @@ asio::awaitable<node_failure> exchange(stream& s, const std::string& commands, s
     auto run = std::make_shared<exchange_run>(co_await asio::this_coro::executor);
     run->cmd.payload = commands;
     run->cmd.replies = static_cast<std::uint8_t>(count);
-    (void)run->mux.add(submission{.owner = run, .cmd = &run->cmd});
+    // The exchange owns its multiplexer, so the request names it without owning it: an
+    // owning pointer would be a cycle that outlives an exchange whose coroutine is destroyed
+    // unresumed (its io_context shut down mid-handshake).
+    const std::shared_ptr<request_owner> owner(std::shared_ptr<void>{}, run.get());
+    (void)run->mux.add(submission{.owner = owner, .cmd = &run->cmd});
     run->io.attach(std::move(s), run);
     co_await run->settled.async_wait(asio::as_tuple(asio::use_awaitable));
     if (run->failure) {
