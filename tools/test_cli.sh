@@ -384,6 +384,14 @@ done
 b=$!
 background+=("$b")
 wait_subscribed t-busy # the waiter made its attempt and listens for the release
+# A holder is waited for however long it holds: time is the point here, longer than an outage
+# of the nodes takes to end the wait (two connect timeouts).
+sleep 2.5
+if kill -0 "$b" 2>/dev/null; then
+  pass "run without -n or -w still waits for the holder after 2.5 s"
+else
+  fail "run without -n or -w stopped waiting while the holder held the lock"
+fi
 : >"$work/a.release"
 wait_exit "$a"
 expect_status 0 "the holder's command finished" a
@@ -570,7 +578,30 @@ rl unreachable run --nodes "redis://127.0.0.1:$dead_port" --key t-misconf --wait
 expect_status 69 "run --wait 0 with its node down" unreachable
 rl unreachable2 run --nodes "redis://127.0.0.1:$dead_port" -k t-misconf -w 0.3 -E 1 --quiet -- touch "$work/never"
 expect_status 69 "run -w 0.3 --quiet -E 1 with its node down: 69, not the conflict status" unreachable2
-has "$work/unreachable.err" "no majority of the 1 node\(s\) granted it" "the message says no majority granted it"
+has "$work/unreachable.err" "no majority of the 1 node\(s\) answered \(1 error\)" "the message says no majority answered"
+[ -e "$work/never" ] && fail "the command ran without the lock"
+# Without -n or -w, an outage is not a holder: once no majority has answered for the connect
+# timeout (1 s), redlock stops waiting, within about two of them; a minority answering is
+# still an outage.
+dead_port2=$(_redis_free_port)
+while [ "$dead_port2" = "$dead_port" ]; do dead_port2=$(_redis_free_port); done
+outage_nodes="redis://127.0.0.1:$dead_port,redis://127.0.0.1:$dead_port2,redis://127.0.0.1:${REDIS_NODE_PORTS[0]}"
+for case in "1 redis://127.0.0.1:$dead_port" "3 $outage_nodes"; do
+  count=${case%% *}
+  started=$(now_ms)
+  status=0
+  timeout -k 5 15 "$bin" run --nodes "${case#* }" -k t-outage -- touch "$work/never" \
+    >"$work/outage.out" 2>"$work/outage.err" || status=$?
+  elapsed=$(($(now_ms) - started))
+  expect_status 69 "run without -w, $count node(s), no majority reachable" outage
+  if ((elapsed >= 1000 && elapsed < 5000)); then
+    pass "it waited the connect timeout, then stopped ($elapsed ms)"
+  else
+    fail "it stopped after $elapsed ms, not within 1 to 5 s"
+  fi
+  has "$work/outage.err" "no majority of the $count node\(s\) answered \(([0-9]+ ok, )?[0-9]+ error\)" \
+    "the message says no majority answered"
+done
 [ -e "$work/never" ] && fail "the command ran without the lock"
 
 echo "== node lists: a comma before a scheme starts the next node"

@@ -66,8 +66,11 @@ struct config
 /// Splits a list of node URLs as `redlock run --nodes` and `REDLOCK_NODES` take it: a comma
 /// followed by a scheme ("redis://", "redis-cluster://", ...) starts the next URL; other
 /// commas stay in the URL (the Sentinels of a `redis-sentinel://` URL, the seeds of a
-/// `redis-cluster://` URL). An empty piece (two commas in a row, or one at the end) is
-/// returned as an empty URL, for the caller to report. The pieces view `list`.
+/// `redis-cluster://` URL). An empty piece (two commas in a row, or one at the end; an empty
+/// `list` gives one) is returned as an empty URL, for the caller to report. The pieces view
+/// `list` and are not parsed: give each to `node::from_url`. For example
+/// `"redis://a:1,redis-cluster://b:2,c:3"` gives `"redis://a:1"` and
+/// `"redis-cluster://b:2,c:3"`.
 std::vector<std::string_view> split_node_urls(std::string_view list);
 
 /// Checks a config; returns an empty string when it is usable, or a message naming the

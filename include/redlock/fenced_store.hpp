@@ -119,8 +119,12 @@ class fenced_store
                            std::forward<CompletionToken>(ct));
     }
 
-    /// What went wrong in the last operation that completed with `error::failed`
-    /// (never the password). Not synchronized with operations in flight.
+    /// For people: what went wrong in the last operation that completed with
+    /// `error::failed` (the server unreachable, no reply within the timeout, an error reply,
+    /// with the server's name and words but never the password) or with
+    /// `error::invalid_argument` (token 0); empty until one did.
+    /// Safe to call from any thread, but not ordered with operations in flight: read it in the
+    /// failed operation's completion. Decide on the error code, not on this text.
     std::string last_error() const;
 
   private:

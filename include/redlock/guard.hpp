@@ -127,8 +127,11 @@ class guard
     /// value; needs a quorum within the validity, then moves `until()` forward.
     ///
     /// Completion signature `void(error_code)`: success, `error::expired` when the validity
-    /// had already run out, `error::extend_failed` when no quorum extended in time,
-    /// `error::not_held` when the guard owns nothing, `operation_aborted` when cancelled
+    /// had already run out, `error::extend_failed` when no quorum extended in time or
+    /// `options::auto_extend_limit` extensions were already made (counting the watchdog's),
+    /// `error::lost` when the lock was already found lost (see `lost_slot`; nothing is sent,
+    /// and the guard stays lost), `error::not_held` when the guard owns nothing,
+    /// `error::shut_down` after `client::async_shutdown`, `operation_aborted` when cancelled
     /// (terminal or partial: some nodes may have extended the key's TTL, `until()` is
     /// unchanged; a total cancellation is not accepted).
     template <class CompletionToken = boost::asio::deferred_t>

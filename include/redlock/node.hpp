@@ -11,7 +11,9 @@
 
 namespace redlock {
 
-/// A TCP host and port.
+/// A TCP host and port: one of the Sentinels of a `redis-sentinel://` node
+/// (`node::sentinels`) or one of the seeds of a `redis-cluster://` node (`node::cluster_seeds`),
+/// as `node::from_url` parses them from the URL's comma-separated hosts.
 struct server_address
 {
     /// Host name or IP address.

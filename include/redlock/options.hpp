@@ -88,9 +88,11 @@ struct options
     /// extension is retried until the validity runs out; then the lock is reported lost
     /// (see `guard::lost_slot`).
     bool auto_extend = false;
-    /// With `auto_extend`: the most extensions the watchdog makes (0: no limit). After the
-    /// last one the lock runs out at its validity and is reported lost: a hard bound on how
-    /// long one owner can keep others out.
+    /// With `auto_extend`: the most extensions of one hold (0: no limit), the watchdog's and
+    /// the guard's own `extend` calls together. After the last one the watchdog stops, a
+    /// further `extend` completes with `error::extend_failed`, and the lock runs out at its
+    /// validity and is reported lost: a hard bound on how long one owner can keep others out
+    /// (at most `(auto_extend_limit + 1) * expiry` from the acquire).
     int auto_extend_limit = 0;
     /// Fencing tokens (see docs/safety.md): each acquisition also increments a counter per
     /// key on the nodes it sets (the key `config::key_prefix` + "redlock:fence:" + name,

@@ -6,41 +6,37 @@
 #include "lock/stored_report.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string_view>
 
 namespace redlock {
 
+namespace {
+
+// The name of a value of `E`, an enum whose values run from 0 without gaps, at its index.
+template <typename E, std::size_t N>
+std::string_view name_in(const std::array<std::string_view, N>& names, E value) noexcept
+{
+    const auto i = static_cast<std::size_t>(value);
+    return i < N ? names[i] : std::string_view("unknown");
+}
+
+}  // namespace
+
 std::string_view to_string(node_status s) noexcept
 {
-    switch (s) {
-        case node_status::ok:
-            return "ok";
-        case node_status::taken:
-            return "taken";
-        case node_status::missing:
-            return "missing";
-        case node_status::timed_out:
-            return "timed out";
-        case node_status::error:
-            return "error";
-        case node_status::abandoned:
-            return "abandoned";
-    }
-    return "unknown";
+    static constexpr std::array<std::string_view, 6> names{"ok",        "taken", "missing",
+                                                           "timed out", "error", "abandoned"};
+    static_assert(static_cast<std::size_t>(node_status::abandoned) + 1 == names.size());
+    return name_in(names, s);
 }
 
 std::string_view to_string(log_level level) noexcept
 {
-    switch (level) {
-        case log_level::debug:
-            return "debug";
-        case log_level::info:
-            return "info";
-        case log_level::warning:
-            return "warning";
-        case log_level::error:
-            return "error";
-    }
-    return "unknown";
+    static constexpr std::array<std::string_view, 4> names{"debug", "info", "warning", "error"};
+    static_assert(static_cast<std::size_t>(log_level::error) + 1 == names.size());
+    return name_in(names, level);
 }
 
 std::size_t report::count(node_status status) const noexcept

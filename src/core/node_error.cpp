@@ -1,91 +1,85 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "core/node_error.hpp"
 
+#include "core/message_table.hpp"
+
 #include <array>
+#include <cstddef>
+#include <string_view>
 
 namespace redlock {
 namespace {
 
-struct code_message
-{
-    node_errc code;
-    std::string_view text;
-};
-
 // The messages of the codes whose detail is their message alone (timed_out and the reasons a
-// node was not awaited) are what reports show for them.
-constexpr std::array<code_message, 25> messages{{
+// node was not awaited) are what reports show for them. The text of code v stands at v - 1.
+constexpr std::array<std::string_view, 25> messages{
     // Deadlines and the connection.
-    {node_errc::timed_out, "no reply before the per-node deadline"},
-    {node_errc::connect_timed_out,
-     "connecting (TLS, AUTH, SELECT, finding a Sentinel node's master) took longer than "
-     "connect_timeout"},
-    {node_errc::connect_failed,
-     "cannot connect: the host name did not resolve, or the connection was refused"},
-    {node_errc::connection_lost,
-     "the connection broke: a read or a write failed, or the server closed it"},
+    // timed_out
+    "no reply before the per-node deadline",
+    // connect_timed_out
+    "connecting (TLS, AUTH, SELECT, finding a Sentinel node's master) took longer than "
+    "connect_timeout",
+    // connect_failed
+    "cannot connect: the host name did not resolve, or the connection was refused",
+    // connection_lost
+    "the connection broke: a read or a write failed, or the server closed it",
     // Misconfigurations: the next attempt meets them again.
-    {node_errc::tls_failed,
-     "TLS handshake refused: check the CA file, the server's certificate and the node's host name"},
-    {node_errc::tls_mismatch,
-     "TLS on one side only: a TLS URL (rediss://) for a plain port, or a plain URL (redis://) for "
-     "a TLS port"},
-    {node_errc::authentication,
-     "authentication refused: check the URL's credentials against the server's"},
-    {node_errc::no_permission, "the user's ACL does not allow the lock's commands or keys"},
-    {node_errc::not_a_master, "the node is a replica: list masters"},
-    {node_errc::wrong_mode,
-     "cluster mode mismatch: list a Redis Cluster as redis-cluster://, a standalone server as "
-     "redis://"},
-    {node_errc::redirected,
-     "the server redirected the request (MOVED, ASK): list a Redis Cluster as redis-cluster://"},
-    {node_errc::bad_database, "the server has fewer databases than the URL's db number"},
+    // tls_failed
+    "TLS handshake refused: check the CA file, the server's certificate and the node's host name",
+    // tls_mismatch
+    "TLS on one side only: a TLS URL (rediss://) for a plain port, or a plain URL (redis://) for "
+    "a TLS port",
+    // authentication
+    "authentication refused: check the URL's credentials against the server's",
+    // no_permission
+    "the user's ACL does not allow the lock's commands or keys",
+    // not_a_master
+    "the node is a replica: list masters",
+    // wrong_mode
+    "cluster mode mismatch: list a Redis Cluster as redis-cluster://, a standalone server as "
+    "redis://",
+    // redirected
+    "the server redirected the request (MOVED, ASK): list a Redis Cluster as redis-cluster://",
+    // bad_database
+    "the server has fewer databases than the URL's db number",
     // What the server answered.
-    {node_errc::cluster_down, "the cluster cannot serve the key's slot now"},
-    {node_errc::server_error, "the server answered with an error"},
-    {node_errc::protocol_error,
-     "protocol error: the server sent what is not a Redis reply, or a reply nobody asked for"},
-    {node_errc::unexpected_reply, "a reply that the command cannot have"},
-    {node_errc::not_replicated,
-     "fewer replicas acknowledged the write than options::wait_for_replicas asks"},
+    // cluster_down
+    "the cluster cannot serve the key's slot now",
+    // server_error
+    "the server answered with an error",
+    // protocol_error
+    "protocol error: the server sent what is not a Redis reply, or a reply nobody asked for",
+    // unexpected_reply
+    "a reply that the command cannot have",
+    // not_replicated
+    "fewer replicas acknowledged the write than options::wait_for_replicas asks",
     // Sentinel nodes.
-    {node_errc::master_switched, "the Sentinels switched the node's master (a failover)"},
-    {node_errc::no_master, "no Sentinel named the node's master"},
+    // master_switched
+    "the Sentinels switched the node's master (a failover)",
+    // no_master
+    "no Sentinel named the node's master",
     // The client stopped waiting.
-    {node_errc::closed, "the client closed the connection"},
-    {node_errc::cancelled, "not awaited: the operation was cancelled"},
-    {node_errc::decided_by_quorum,
-     "not awaited: the outcome was decided by a quorum of the other nodes"},
-    {node_errc::quorum_impossible, "not awaited: a quorum was no longer possible"},
-    {node_errc::in_background,
-     "still pending when the outcome was decided: the request goes on in the background"},
+    // closed
+    "the client closed the connection",
+    // cancelled
+    "not awaited: the operation was cancelled",
+    // decided_by_quorum
+    "not awaited: the outcome was decided by a quorum of the other nodes",
+    // quorum_impossible
+    "not awaited: a quorum was no longer possible",
+    // in_background
+    "still pending when the outcome was decided: the request goes on in the background",
     // The caller's mistake.
-    {node_errc::permits_mismatch,
-     "the semaphore's holders on the node use another number of permits than this client"},
-}};
-
-class node_category final : public boost::system::error_category
-{
-  public:
-    const char* name() const noexcept override { return "redlock.node"; }
-
-    std::string message(int ev) const override
-    {
-        for (const code_message& m : messages) {
-            if (static_cast<int>(m.code) == ev) {
-                return std::string(m.text);
-            }
-        }
-        return "unknown redlock.node error " + std::to_string(ev);
-    }
+    // permits_mismatch
+    "the semaphore's holders on the node use another number of permits than this client",
 };
+static_assert(static_cast<std::size_t>(node_errc::permits_mismatch) == messages.size());
 
 }  // namespace
 
 const boost::system::error_category& node_error_category() noexcept
 {
-    static const node_category instance;
-    return instance;
+    return detail::category_of<messages>("redlock.node");
 }
 
 namespace detail {

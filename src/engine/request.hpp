@@ -63,6 +63,15 @@ class request_owner
     /// True once the owner no longer wants request `index`'s outcome (deadline, early stop,
     /// cancellation). Its reply is then read and dropped.
     virtual bool given_up(std::uint32_t index) const noexcept = 0;
+    /// Whether the owner acts on the error reply `refusal` itself, so that it says nothing
+    /// wrong about the node: a Redis Cluster's router follows MOVED and ASK, a Sentinel
+    /// node's link follows READONLY to the new master. A link warns once, in the log, of the
+    /// other refusals that name a misconfiguration.
+    virtual bool acts_on(const resp::reply& refusal) const noexcept
+    {
+        (void)refusal;
+        return false;
+    }
 };
 
 }  // namespace redlock::detail

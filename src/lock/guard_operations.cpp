@@ -172,44 +172,42 @@ void complete_without_lock(const asio::any_io_executor& guard_ex,
     });
 }
 
+// Runs the operation `make_op` makes of a held lock on its client's strand; a guard that holds
+// none completes with `none`.
+template <class... Ts, class MakeOp>
+void run_on_lock(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
+                 asio::any_completion_handler<void(error_code, Ts...)> h,
+                 std::tuple<error_code, Ts...> none, MakeOp make_op)
+{
+    if (!l) {
+        return complete_without_lock(ex, std::move(h), std::move(none));
+    }
+    auto c = l->mutex->client;
+    spawn_operation(c->strand, c->executor, make_op(std::move(l)), std::move(h));
+}
+
 }  // namespace
 
 void initiate_release(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
                       void_handler h)
 {
-    if (!l) {
-        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
-    }
-    auto c = l->mutex->client;
-    spawn_operation(c->strand, c->executor, release_op(std::move(l)), std::move(h));
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, release_op);
 }
 
 void initiate_extend(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
 {
-    if (!l) {
-        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
-    }
-    auto c = l->mutex->client;
-    spawn_operation(c->strand, c->executor, extend_op(std::move(l)), std::move(h));
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, extend_op);
 }
 
 void initiate_valid(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, bool_handler h)
 {
-    if (!l) {
-        return complete_without_lock(ex, std::move(h), bool_result{error::not_held, false});
-    }
-    auto c = l->mutex->client;
-    spawn_operation(c->strand, c->executor, valid_op(std::move(l)), std::move(h));
+    run_on_lock(std::move(l), ex, std::move(h), bool_result{error::not_held, false}, valid_op);
 }
 
 void initiate_wait_lost(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
                         void_handler h)
 {
-    if (!l) {
-        return complete_without_lock(ex, std::move(h), void_result{error::not_held});
-    }
-    auto c = l->mutex->client;
-    spawn_operation(c->strand, c->executor, wait_lost_op(std::move(l)), std::move(h));
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, wait_lost_op);
 }
 
 }  // namespace redlock::detail

@@ -4,38 +4,22 @@
 #include <redlock/error.hpp>
 
 #include "core/error_reply.hpp"
-#include "net/open_stream.hpp"
+#include "engine/exchange.hpp"
+#include "engine/handshake.hpp"
 #include "node/sentinel/sentinel.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
-#include <array>
+#include <vector>
 
 namespace redlock::detail {
 
 namespace asio = boost::asio;
-using generic_socket = asio::generic::stream_protocol::socket;
-
-namespace {
-
-std::string millis(std::chrono::microseconds d)
-{
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-    return std::to_string(ms) + " ms";
-}
-
-}  // namespace
-
-struct connection::buffers
-{
-    std::array<char, std::size_t{16} * 1024> read;
-    std::string write;
-};
 
 connection_settings make_connection_settings(const redlock::config& cfg)
 {
@@ -62,18 +46,9 @@ connection::connection(asio::any_io_executor strand, node endpoint, connection_s
       endpoint_(std::move(endpoint)),
       name_(endpoint_.endpoint()),
       settings_(std::move(settings)),
-      socket_(strand_),
-      backoff_(settings.backoff_min)
+      fsm_(settings_.backoff_min, settings_.backoff_max),
+      runner_(mux_, *this)
 {
-}
-
-connection::~connection()
-{
-    // A client destroyed without async_shutdown: the watch must not keep the io_context busy
-    // for a connection that is gone. It lives on the strand.
-    if (watch_) {
-        asio::post(strand_, [w = std::move(watch_)] { w->stop(); });
-    }
 }
 
 node_counters connection::counters() const
@@ -101,193 +76,153 @@ void connection::submit(std::shared_ptr<request_owner> owner, std::uint32_t inde
                         const command& cmd)
 {
     ++stats_.requests;
-    if (state_ == state::closed) {
-        ++stats_.errors;
-        owner->deliver(
-            index, exec_result{
-                       exec_result::outcome::failed, {}, last_failure_.detail, last_failure_.code});
-        return;
-    }
-    if (state_ == state::disconnected) {
-        auto now = clock::now();
-        if (now < retry_at_) {
-            ++stats_.errors;
-            owner->deliver(index, exec_result{exec_result::outcome::failed,
-                                              {},
-                                              last_failure_.detail + "; next connect in " +
-                                                  millis(remaining(retry_at_, now)),
-                                              last_failure_.code});
+    const clock::time_point now = clock::now();
+    switch (fsm_.admit(now)) {
+        case connection_fsm::admission::refuse:
+            refuse(*owner, index, now);
             return;
-        }
-        start_connect();
+        case connection_fsm::admission::probe:
+            start_connect();
+            refuse(*owner, index, now);
+            return;
+        case connection_fsm::admission::connect:
+            start_connect();
+            break;
+        case connection_fsm::admission::queue:
+            break;
     }
-    if (probing_ || unresponsive_) {
-        // The server has answered nothing for a per-node deadline: nothing new is sent to it
-        // until it answers (see went_silent).
+    if (!mux_.add(submission{.owner = owner, .index = index, .cmd = &cmd, .submitted = now})) {
+        // The server has answered nothing for a per-node deadline: nothing new goes to it
+        // until it answers, so that no round waits for it again.
         ++stats_.errors;
-        const node_failure why =
-            probing_ ? node_failure{last_failure_.code,
-                                    last_failure_.detail + "; waiting for the server to answer"}
-                     : node_failure{
-                           node_errc::timed_out,
-                           "not sent: " + name_ + " has answered nothing for a per-node deadline"};
-        owner->deliver(index, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
+        owner->deliver(index, exec_result{exec_result::outcome::failed,
+                                          {},
+                                          "not sent: " + name_ +
+                                              " has answered nothing for a per-node deadline",
+                                          node_errc::timed_out});
         return;
     }
-    write_queue_.push_back(entry{std::move(owner), &cmd, clock::now(), index, false});
-    write_batch();
+    runner_.write();
+}
+
+// Closed, in back-off after a failure, or waiting for a stuck server to answer a PING on a
+// fresh socket: the request fails at once, with the cause.
+void connection::refuse(request_owner& owner, std::uint32_t index, clock::time_point now)
+{
+    ++stats_.errors;
+    std::string why = last_failure_.detail;
+    if (const auto wait = fsm_.wait_left(now); wait.count() > 0) {
+        why += "; next connect in " + std::to_string(wait.count()) + " ms";
+    } else if (fsm_.probing() && fsm_.current() != connection_fsm::state::closed) {
+        why += "; waiting for the server to answer";
+    }
+    owner.deliver(
+        index, exec_result{exec_result::outcome::failed, {}, std::move(why), last_failure_.code});
 }
 
 void connection::gave_up(const request_owner&, std::uint32_t, bool timed_out)
 {
-    ++given_up_;
+    mux_.gave_up();
     if (!timed_out) {
         ++stats_.abandoned;
         return;
     }
     ++stats_.timeouts;
-    // The request went unanswered, and so did every request before it (replies come in
-    // order). Not acted on at once, though: the clean-up of a request that just timed out is
-    // queued in the same turn of the strand, and it must go out on this socket, behind that
-    // request. A fresh socket would not order it: a stopped server that resumes may run the
-    // clean-up first and the request it undoes after it. (Only what was written by then
-    // counts: while a write waits for a server that stopped reading, what is queued behind
-    // it cannot reach the server anyway.)
-    if (!silence_check_posted_) {
-        silence_check_posted_ = true;
-        asio::post(strand_, [self = shared_from_this(), g = generation_, seen = replies_seen_] {
-            self->silence_check_posted_ = false;
-            if (g == self->generation_ && seen == self->replies_seen_) {
-                self->went_silent();
-            }
-        });
-    }
+    check_silence_soon();
 }
 
-// The server has answered nothing for a per-node deadline. Requests are no longer sent to
-// it, so that no round waits for it again, until it answers one already in flight. A server
-// that answers nothing in flight is stuck or gone: the socket is given up rather than kept
-// behind it forever.
-void connection::went_silent()
+// The request went unanswered, and so did every request before it (replies come in order).
+// Not acted on at once, though: the clean-up of a request that just timed out is queued in
+// the same turn of the strand, and it must go out on this socket, behind that request. A
+// fresh socket would not order it: a stopped server that resumes may run the clean-up first
+// and the request it undoes after it. (Only what was written by then counts: while a write
+// waits for a server that stopped reading, what is queued behind it cannot reach the server
+// anyway.)
+void connection::check_silence_soon()
 {
-    if (!unresponsive_) {
-        unresponsive_ = true;
+    if (silence_check_posted_) {
+        return;
+    }
+    silence_check_posted_ = true;
+    asio::post(strand_, [self = shared_from_this(), g = fsm_.generation(),
+                         mark = mux_.replies_read()] { self->check_silence(g, mark); });
+}
+
+void connection::check_silence(std::uint64_t generation, std::uint64_t mark)
+{
+    silence_check_posted_ = false;
+    const bool silent_before = mux_.unresponsive();
+    if (generation != fsm_.generation() || !mux_.went_silent(mark)) {
+        return;
+    }
+    if (!silent_before) {
         log(log_level::warning, name_ +
                                     " answered nothing for a per-node deadline: nothing is "
                                     "sent to it until it answers");
     }
-    if (looks_stuck()) {
-        fail_connection(failure_of(node_errc::timed_out));
-        probing_ = true;
+    if (mux_.looks_stuck()) {
+        end_socket(failure_of(node_errc::timed_out), ending::stuck);
     }
 }
 
-bool connection::looks_stuck()
+void connection::resume_writes()
 {
-    // Only worth looking when there are as many requests given up, queued or in flight, as
-    // in flight. A request given up stays given up, so the scan resumes where it stopped:
-    // with a stopped server, thousands of requests may be in flight.
-    if (in_flight_.empty() || given_up_ < in_flight_.size()) {
-        return false;
+    if (mux_.resume_writes()) {
+        runner_.write();
     }
-    while (given_up_prefix_ < in_flight_.size() && in_flight_[given_up_prefix_].given_up()) {
-        ++given_up_prefix_;
-    }
-    return given_up_prefix_ == in_flight_.size();
 }
 
 void connection::close(const std::string& why)
 {
-    fail_connection(node_failure{node_errc::closed, why});
-    state_ = state::closed;
-    if (watch_) {
-        watch_->stop();
+    end_socket(node_failure{node_errc::closed, why}, ending::closed);
+}
+
+void connection::leave_unless_at(std::string_view server, const node_failure& why)
+{
+    if (fsm_.should_leave(server == reached_)) {
+        end_socket(why, ending::left_master);
     }
 }
 
-void connection::master_switched(const server_address& master)
+void connection::leave(const node_failure& why)
 {
-    const std::string now = node_at(endpoint_, master).endpoint();
-    if ((state_ != state::connected && state_ != state::connecting) ||
-        (state_ == state::connected && now == reached_)) {
-        return;  // nothing open to give up, or already there
-    }
-    // Whatever the old master still accepts is lost once it turns into a replica.
-    leave_old_master(node_failure{
-        node_errc::master_switched,
-        "the Sentinels switched the master '" + endpoint_.master_name + "' to " + now});
-}
-
-void connection::leave_old_master(const node_failure& why)
-{
-    fail_connection(why);
-    // A new master is there to be asked: no back-off.
-    retry_at_ = clock::now();
-    backoff_ = settings_.backoff_min;
+    end_socket(why, ending::left_master);
 }
 
 void connection::start_connect()
 {
-    state_ = state::connecting;
     asio::co_spawn(
-        strand_, [self = shared_from_this(), g = generation_]() { return self->connect_loop(g); },
+        strand_, [self = shared_from_this(), g = fsm_.generation()] { return self->connect(g); },
         asio::detached);
 }
 
-asio::awaitable<void> connection::connect_loop(std::uint64_t generation)
+asio::awaitable<void> connection::connect(std::uint64_t generation)
 {
     auto self = shared_from_this();
     stream fresh(strand_);
     std::string reached;
-    node_failure failure = co_await open_node(fresh, endpoint_, settings_.connect_timeout, true,
-                                              settings_.tls.get(), settings_.verify_name, reached);
-    if (generation != generation_ || state_ != state::connecting) {
+    node_failure failure = co_await open_node(fresh, endpoint_, settings_, true, reached);
+    if (!fsm_.accepts(generation)) {
         co_return;  // closed or superseded while connecting
     }
-    if (!failure && probing_) {
+    if (!failure && fsm_.probing()) {
         failure = co_await answers_ping(fresh);
-        if (generation != generation_ || state_ != state::connecting) {
+        if (!fsm_.accepts(generation)) {
             co_return;
         }
     }
     if (failure) {
-        fail_connection(failure);
+        end_socket(failure, ending::failed);
         co_return;
     }
-    if (probing_) {
-        probing_ = false;
-        backoff_ = settings_.backoff_min;
-    }
-    if (!endpoint_.sentinels.empty()) {
-        if (reached != reached_) {
-            log(log_level::info, name_ + ": the master is " + reached);
-        }
-        if (!watch_) {
-            std::weak_ptr<connection> weak = self;
-            watch_ = std::make_shared<sentinel_watch>(strand_, endpoint_, settings_,
-                                                      [weak](const server_address& master) {
-                                                          if (auto c = weak.lock()) {
-                                                              c->master_switched(master);
-                                                          }
-                                                      });
-        }
-        watch_->start();
-    }
-    reached_ = reached;
-    socket_ = std::move(fresh);
-    scripts_sent_.reset();
-    silent_so_far_ = true;
-    buffers_ = std::make_shared<buffers>();
-    decoder_.reset();
-    state_ = state::connected;
-    if (connected_before_) {
+    reached_ = std::move(reached);
+    if (fsm_.connected()) {
         ++stats_.reconnects;
         log(log_level::info, "reconnected to " + name_);
     } else {
         log(log_level::debug, "connected to " + name_);
     }
-    connected_before_ = true;
-    write_batch();
+    runner_.attach(std::move(fresh), weak_from_this());
 }
 
 // A stopped server (SIGSTOP, a frozen VM) still accepts connections: its kernel completes
@@ -301,220 +236,59 @@ asio::awaitable<node_failure> connection::answers_ping(stream& fresh)
                                        settings_.connect_timeout, "PING " + name_);
 }
 
-void connection::resume_writes()
+void connection::on_reply(reader_action& step)
 {
-    if (writes_held_ > 0 && --writes_held_ == 0) {
-        write_batch();
+    fsm_.answered();
+    const submission& request = step.request;
+    const resp::reply& own = own_reply(*request.cmd, step.reply);
+    if (own.is_error() && !warned_misconfigured_) {
+        warn_if_misconfigured(*request.owner, own);
     }
-}
-
-// Everything queued so far goes out in one write; what is queued while it is under way goes
-// in the next one. A request goes out at once unless a write is under way (or writes are
-// held): not deferred further, since a round that stops early must still have sent its
-// request to every node by the time it completes.
-void connection::write_batch()
-{
-    if (writing_ || writes_held_ > 0 || state_ != state::connected || write_queue_.empty()) {
+    if (step.what == reader_action::type::drop) {
         return;
     }
-    writing_ = true;
-    std::string& batch = buffers_->write;
-    batch.clear();
-    for (entry& e : write_queue_) {
-        // The first use of a script on a socket sends its text (EVAL, which also loads it);
-        // later ones send only its SHA-1 (EVALSHA), which the server then knows, since it
-        // runs a connection's commands in order. Waiting for a NOSCRIPT instead would cost a
-        // round trip, and would re-send the request behind later ones: a clean-up behind the
-        // next attempt with the same value, or one that never runs because a stuck socket
-        // was given up before its NOSCRIPT was read.
-        if (e.cmd->script != nullptr && !scripts_sent_.test(e.cmd->script->index)) {
-            scripts_sent_.set(e.cmd->script->index);
-            e.fallback = true;
-        }
-        batch += e.fallback ? e.cmd->fallback : e.cmd->payload;
-        in_flight_.push_back(std::move(e));
-    }
-    write_queue_.clear();
-    start_reader();
-    socket_.async_write_all(asio::buffer(batch),
-                            [self = shared_from_this(), g = generation_, bufs = buffers_](
-                                const boost::system::error_code& ec, std::size_t) {
-                                if (g != self->generation_) {
-                                    return;
-                                }
-                                self->writing_ = false;
-                                if (ec) {
-                                    self->fail_connection(self->broken_off("write to", ec));
-                                    return;
-                                }
-                                self->write_batch();
-                            });
-}
-
-void connection::start_reader()
-{
-    if (reading_) {
-        return;
-    }
-    reading_ = true;
-    read_more();
-}
-
-// Reads only while replies are owed, so that an idle client leaves no work pending and
-// io_context::run can return.
-void connection::read_more()
-{
-    const std::uint64_t generation = generation_;
-    while (!in_flight_.empty()) {
-        auto reply = decoder_.next();
-        if (!reply) {
-            break;
-        }
-        deliver(std::move(*reply));
-        if (generation != generation_) {
-            return;  // the socket was given up meanwhile
-        }
-    }
-    if (!decoder_.error().empty()) {
-        fail_connection(protocol_error(decoder_.error()));
-        return;
-    }
-    if (in_flight_.empty()) {
-        if (decoder_.has_buffered()) {
-            // Redis answers each command once, in order: bytes beyond the last reply owed
-            // mean the stream can no longer be matched to requests.
-            fail_connection(
-                protocol_error("data after the last reply owed (a reply nobody asked for)"));
-            return;
-        }
-        reading_ = false;
-        return;
-    }
-    socket_.async_read_some(
-        asio::buffer(buffers_->read),
-        [self = shared_from_this(), g = generation_, bufs = buffers_](
-            const boost::system::error_code& ec, std::size_t n) { self->on_read(g, ec, n); });
-}
-
-void connection::on_read(std::uint64_t generation, const boost::system::error_code& ec,
-                         std::size_t n)
-{
-    if (generation != generation_) {
-        return;
-    }
-    if (ec) {
-        fail_connection(ec == asio::error::eof ? node_failure{node_errc::connection_lost,
-                                                              "connection closed by " + name_}
-                                               : broken_off("read from", ec));
-        return;
-    }
-    if (!decoder_.feed(buffers_->read.data(), n)) {
-        fail_connection(protocol_error(decoder_.error()));
-        return;
-    }
-    read_more();
-}
-
-void connection::deliver(resp::reply reply)
-{
-    ++replies_seen_;
-    unresponsive_ = false;
-    if (entry& front = in_flight_.front(); front.cmd->replies > 1) {
-        front.gathered.push_back(std::move(reply));
-        if (front.gathered.size() < front.cmd->replies) {
-            return;
-        }
-        reply = resp::reply{};
-        reply.type = resp::kind::array;
-        reply.elements = std::move(front.gathered);
-        front.gathered.clear();
-    }
-    entry e = std::move(in_flight_.front());
-    in_flight_.pop_front();
-    if (given_up_prefix_ > 0) {
-        --given_up_prefix_;
-    }
-    // The command's own reply, of several perhaps (behind an ASKING, before a WAIT).
-    const resp::reply& first = e.cmd->replies > 1 ? reply.elements[e.cmd->own_reply] : reply;
-    if (first.is_error() && e.fallback) {
-        // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM, ...) loaded nothing:
-        // the script's next use on this socket sends its text again. (After one that ran and
-        // failed this costs one EVAL more.)
-        scripts_sent_.reset(e.cmd->script->index);
-    }
-    // A script the server no longer knows (SCRIPT FLUSH, a restart behind a proxy) goes again
-    // as EVAL, even for a request given up on: it was meant to run. (Behind whatever was
-    // written since: only a flush in mid-connection leads here.)
-    if (first.is_error() && !e.fallback && !e.cmd->fallback.empty() &&
-        first.text.starts_with("NOSCRIPT")) {
-        scripts_sent_.reset(e.cmd->script->index);
-        e.fallback = true;
-        write_queue_.push_back(std::move(e));
-        write_batch();
-        return;
-    }
-    if (silent_so_far_) {
-        // The server answers on this socket: the back-off starts again from its least.
-        silent_so_far_ = false;
-        backoff_ = settings_.backoff_min;
-    }
-    // What an error reply means; none for any other reply.
-    const node_errc refusal = first.is_error() ? classify_error_reply(first.text) : node_errc{};
-    if (refusal == node_errc::not_a_master && !endpoint_.sentinels.empty()) {
-        // The server the Sentinels named has become a replica since: not a misconfiguration
-        // but a failover, which asking the Sentinels again follows.
-        const node_failure why{node_errc::master_switched,
-                               reached_ + ", the master '" + endpoint_.master_name +
-                                   "' the Sentinels named, has become a replica (" + first.text +
-                                   "): asking the Sentinels again"};
-        if (!e.given_up()) {
-            complete(e, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
-        }
-        leave_old_master(why);  // and the requests behind it
-        return;
-    }
-    // A cluster node's redirections are followed (cluster_link), not misconfigurations.
-    if (!warned_misconfigured_ && is_misconfiguration(refusal) &&
-        !(settings_.cluster_server && refusal == node_errc::redirected)) {
-        warn_misconfigured(first.text);
-    }
-    if (e.given_up()) {
-        --given_up_;
-        return;
-    }
-    complete(e, exec_result{exec_result::outcome::replied, std::move(reply), {}});
+    ++stats_.replies;
+    stats_.latency_us +=
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - request.submitted)
+            .count();
+    request.owner->deliver(request.index,
+                           exec_result{exec_result::outcome::replied, std::move(step.reply), {}});
 }
 
 // A replica (or a cluster node) among the nodes does not stop a quorum of the others from
-// locking, so the reports alone may go unread: say it once in the log.
-void connection::warn_misconfigured(std::string_view reply_text)
+// locking, so the reports alone may go unread: say it once in the log. Not for a reply the
+// request's owner acts on itself (a redirection a cluster's router follows).
+void connection::warn_if_misconfigured(const request_owner& owner, const resp::reply& own)
 {
-    warned_misconfigured_ = true;
-    log(log_level::warning,
-        name_ + " cannot take locks: " + with_hint(reply_text) + " (said once per node)");
+    if (is_misconfiguration(classify_error_reply(own.text)) && !owner.acts_on(own)) {
+        warned_misconfigured_ = true;
+        log(log_level::warning,
+            name_ + " cannot take locks: " + with_hint(own.text) + " (said once per node)");
+    }
 }
 
-void connection::complete(entry& e, exec_result result)
+void connection::on_failure(const socket_failure& failure)
 {
-    if (result.status == exec_result::outcome::replied) {
-        ++stats_.replies;
-        stats_.latency_us +=
-            std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - e.sent).count();
-    } else {
-        ++stats_.errors;
-    }
-    e.owner->deliver(e.index, std::move(result));
+    end_socket(describe(failure), ending::failed);
 }
 
 // A TLS port resets a connection whose first bytes are not a TLS handshake. A reset before
 // any reply on a plain connection is therefore reported with that hint; it makes the node
 // count as misconfigured (a reset after replies is a dropped connection, which may pass).
-node_failure connection::broken_off(std::string_view what,
-                                    const boost::system::error_code& ec) const
+node_failure connection::describe(const socket_failure& failure) const
 {
-    node_failure why{node_errc::connection_lost,
-                     std::string(what) + ' ' + name_ + " failed: " + ec.message()};
-    if (ec == asio::error::connection_reset && silent_so_far_ && !endpoint_.tls) {
+    if (failure.where == socket_failure::stage::matching) {
+        return node_failure{node_errc::protocol_error,
+                            "protocol error from " + name_ + ": " + failure.diagnostics};
+    }
+    const bool reading = failure.where == socket_failure::stage::reading;
+    if (reading && failure.error == asio::error::eof) {
+        return node_failure{node_errc::connection_lost, "connection closed by " + name_};
+    }
+    node_failure why{node_errc::connection_lost, (reading ? "read from " : "write to ") + name_ +
+                                                     " failed: " + failure.error.message()};
+    if (failure.error == asio::error::connection_reset && !mux_.heard_from_server() &&
+        !endpoint_.tls) {
         why.code = node_errc::tls_mismatch;
         why.detail += " before any reply (";
         why.detail += plain_to_tls_hint;
@@ -523,43 +297,36 @@ node_failure connection::broken_off(std::string_view what,
     return why;
 }
 
-node_failure connection::protocol_error(std::string_view what) const
+// Whatever ends a socket: its requests fail with `why`, and `how` decides when the next one
+// may open.
+void connection::end_socket(const node_failure& why, ending how)
 {
-    return node_failure{node_errc::protocol_error,
-                        "protocol error from " + name_ + ": " + std::string(what)};
-}
-
-void connection::fail_connection(const node_failure& why)
-{
-    if (state_ != state::closed) {
+    if (fsm_.current() != connection_fsm::state::closed) {
         // The messages name the node and the cause; none carries a password.
         log(why.code == node_errc::protocol_error ? log_level::error : log_level::warning,
             "dropping the connection to " + name_ + ": " + why.detail);
     }
-    ++generation_;
-    socket_.close();
-    writing_ = false;
-    reading_ = false;
-    given_up_ = 0;
-    given_up_prefix_ = 0;
-    unresponsive_ = false;
-    decoder_.reset();
-    if (state_ != state::closed) {
-        state_ = state::disconnected;
+    runner_.close();
+    const clock::time_point now = clock::now();
+    switch (how) {
+        case ending::failed:
+            fsm_.failed(now);
+            break;
+        case ending::stuck:
+            fsm_.stuck(now);
+            break;
+        case ending::left_master:
+            fsm_.left_master(now);
+            break;
+        case ending::closed:
+            fsm_.close();
+            break;
     }
     last_failure_ = why;
-    retry_at_ = clock::now() + backoff_;
-    backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
-    auto pending = std::move(in_flight_);
-    in_flight_.clear();
-    for (entry& e : write_queue_) {
-        pending.push_back(std::move(e));
-    }
-    write_queue_.clear();
-    for (entry& e : pending) {
-        if (!e.given_up()) {
-            complete(e, exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
-        }
+    for (submission& s : mux_.fail_all()) {
+        ++stats_.errors;
+        s.owner->deliver(s.index,
+                         exec_result{exec_result::outcome::failed, {}, why.detail, why.code});
     }
 }
 

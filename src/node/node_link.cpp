@@ -4,6 +4,7 @@
 #include "core/node_error.hpp"
 #include "node/cluster/cluster_link.hpp"
 #include "node/connection.hpp"
+#include "node/sentinel/sentinel_link.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -81,6 +82,9 @@ std::shared_ptr<node_link> make_link(asio::any_io_executor strand, const node& n
 {
     if (!n.cluster_seeds.empty()) {
         return std::make_shared<cluster_link>(std::move(strand), n, settings);
+    }
+    if (!n.sentinels.empty()) {
+        return std::make_shared<sentinel_link>(std::move(strand), n, settings);
     }
     return std::make_shared<connection>(std::move(strand), n, settings);
 }

@@ -64,7 +64,8 @@ class node_link
 boost::asio::awaitable<exec_result> execute(node_link& link, command cmd,
                                             clock::time_point deadline);
 
-/// The link for `n`: a `cluster_link` for a Redis Cluster node, a `connection` otherwise.
+/// The link for `n`: a `cluster_link` for a Redis Cluster node, a `sentinel_link` for a
+/// Sentinel node, a `connection` otherwise.
 std::shared_ptr<node_link> make_link(boost::asio::any_io_executor strand, const node& n,
                                      const connection_settings& settings);
 

@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "node/subscriber.hpp"
 
+#include "engine/pubsub.hpp"
 #include "node/sentinel/sentinel.hpp"
 #include "protocol/key_space.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-
-#include <algorithm>
-#include <array>
 
 namespace redlock::detail {
 
@@ -25,13 +20,15 @@ subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_s
       on_release_(std::move(on_release)),
       key_prefix_(std::move(key_prefix)),
       sharded_(sharded),
-      socket_(strand_)
+      // After a failure it stays down for a fixed pause; waiters fall back to their timers.
+      fsm_(settings_.backoff_min, settings_.backoff_min),
+      runner_(mux_, *this)
 {
 }
 
 void subscriber::watch(std::string_view key)
 {
-    if (state_ == state::closed) {
+    if (fsm_.current() == connection_fsm::state::closed) {
         return;
     }
     const std::string channel = release_channel(key_prefix_, key, sharded_);
@@ -40,12 +37,23 @@ void subscriber::watch(std::string_view key)
         return;
     }
     w.key = key;
-    if (state_ == state::connected) {
-        send(pubsub_for(sharded_).subscribe, channel);
-    } else if (state_ == state::disconnected && clock::now() >= retry_at_) {
-        start_connect();  // subscribes to every watched channel once connected
+    switch (fsm_.admit(clock::now())) {
+        case connection_fsm::admission::connect:
+            // Subscribes to every watched channel once connected.
+            asio::co_spawn(
+                strand_,
+                [self = shared_from_this(), g = fsm_.generation()] { return self->connect(g); },
+                asio::detached);
+            break;
+        case connection_fsm::admission::queue:
+            if (fsm_.current() == connection_fsm::state::connected) {
+                send(request_kind::subscribe, channel);
+                runner_.write();
+            }
+            break;
+        default:
+            break;  // in back-off: waiters fall back to their timers
     }
-    // While in back-off, waiters fall back to their timers.
 }
 
 void subscriber::unwatch(std::string_view key)
@@ -57,8 +65,9 @@ void subscriber::unwatch(std::string_view key)
     }
     if (--it->second.watches == 0) {
         channels_.erase(it);
-        if (state_ == state::connected) {
-            send(pubsub_for(sharded_).unsubscribe, channel);
+        if (fsm_.current() == connection_fsm::state::connected) {
+            send(request_kind::unsubscribe, channel);
+            runner_.write();
         }
     }
 }
@@ -66,151 +75,66 @@ void subscriber::unwatch(std::string_view key)
 void subscriber::close()
 {
     channels_.clear();
-    drop_connection();
-    state_ = state::closed;
+    runner_.close();
+    fsm_.close();
+    (void)mux_.fail_all();
 }
 
-void subscriber::send(std::string_view verb, const std::string& channel)
+void subscriber::send(request_kind kind, const std::string& channel)
 {
-    resp::append_command(outbox_, {verb, channel});
-    if (verb == pubsub_for(sharded_).subscribe) {
-        ++requested_;
-    }
-    start_writer();
+    const pubsub_words words = pubsub_for(sharded_);
+    (void)mux_.add(subscription(
+        kind, kind == request_kind::subscribe ? words.subscribe : words.unsubscribe, channel));
 }
 
-void subscriber::start_connect()
-{
-    state_ = state::connecting;
-    asio::co_spawn(strand_, connect_and_run(generation_), asio::detached);
-}
-
-asio::awaitable<void> subscriber::connect_and_run(std::uint64_t generation)
+asio::awaitable<void> subscriber::connect(std::uint64_t generation)
 {
     auto self = shared_from_this();
     stream fresh(strand_);
     // Pub/sub channels are not per database: no SELECT.
     std::string reached;  // a Sentinel node's master: subscribing to it is enough
-    const node_failure failure =
-        co_await open_node(fresh, endpoint_, settings_.connect_timeout, false, settings_.tls.get(),
-                           settings_.verify_name, reached);
-    if (generation != generation_ || state_ != state::connecting) {
+    const node_failure failure = co_await open_node(fresh, endpoint_, settings_, false, reached);
+    if (!fsm_.accepts(generation)) {
         co_return;
     }
     if (failure) {
-        drop_connection();
+        drop();
         co_return;
     }
-    socket_ = std::move(fresh);
-    decoder_.reset();
-    state_ = state::connected;
+    fsm_.connected();
+    runner_.attach(std::move(fresh), weak_from_this());
     for (const auto& [channel, w] : channels_) {
-        send(pubsub_for(sharded_).subscribe, channel);
+        send(request_kind::subscribe, channel);
     }
+    runner_.write();
 }
 
-void subscriber::start_writer()
+void subscriber::on_push(resp::reply& message)
 {
-    if (writing_ || state_ != state::connected || outbox_.empty()) {
+    // Anything else is a confirmation nobody asked for: a sharded channel whose slot moved
+    // to another master, dropped by the server, whose waiters fall back to their timers.
+    const auto m = read_message(message);
+    if (!m) {
         return;
     }
-    writing_ = true;
-    asio::co_spawn(strand_, write_loop(generation_), asio::detached);
-    if (!reading_) {
-        reading_ = true;
-        asio::co_spawn(strand_, read_loop(generation_), asio::detached);
+    if (auto it = channels_.find(m->channel); it != channels_.end()) {
+        // A copy: the listener may unwatch the key. The payload is the released owner value
+        // (scripts.cpp).
+        const std::string key = it->second.key;
+        on_release_(key, m->payload);
     }
 }
 
-asio::awaitable<void> subscriber::write_loop(std::uint64_t generation)
+void subscriber::on_failure(const socket_failure&)
 {
-    auto self = shared_from_this();
-    std::string batch;
-    while (generation == generation_ && !outbox_.empty()) {
-        batch.swap(outbox_);
-        outbox_.clear();
-        auto [ec, n] = co_await socket_.write_all(asio::buffer(batch));
-        (void)n;
-        if (generation != generation_) {
-            co_return;
-        }
-        if (ec) {
-            drop_connection();
-            co_return;
-        }
-    }
-    writing_ = false;
+    drop();
 }
 
-// Reads while any subscription is confirmed or on its way, so that a client with nobody
-// waiting keeps no work pending.
-asio::awaitable<void> subscriber::read_loop(std::uint64_t generation)
+void subscriber::drop()
 {
-    auto self = shared_from_this();
-    std::array<char, 4096> buf;
-    while (generation == generation_ && (confirmed_ > 0 || requested_ > 0)) {
-        if (auto r = decoder_.next()) {
-            on_reply(*r);
-            continue;
-        }
-        if (!decoder_.error().empty()) {
-            drop_connection();
-            co_return;
-        }
-        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
-        if (generation != generation_) {
-            co_return;
-        }
-        if (ec || !decoder_.feed(buf.data(), n)) {
-            drop_connection();
-            co_return;
-        }
-    }
-    if (generation == generation_) {
-        reading_ = false;
-    }
-}
-
-void subscriber::on_reply(const resp::reply& r)
-{
-    if (r.type != resp::kind::array || r.elements.size() != 3 ||
-        r.elements[0].type != resp::kind::bulk_string) {
-        return;
-    }
-    const std::string& kind = r.elements[0].text;
-    const pubsub_words words = pubsub_for(sharded_);
-    if (kind == words.subscribed) {
-        --requested_;
-        confirmed_ = r.elements[2].integer;
-    } else if (kind == words.unsubscribed) {
-        // Also pushed unasked for a sharded channel whose slot moved to another master: its
-        // waiters fall back to their retry timers.
-        confirmed_ = r.elements[2].integer;
-    } else if (kind == words.message) {
-        if (auto it = channels_.find(r.elements[1].text); it != channels_.end()) {
-            // A copy: the listener may unwatch the key. The payload is the released owner value
-            // (scripts.cpp).
-            const std::string key = it->second.key;
-            on_release_(key, r.elements[2].text);
-        }
-    }
-}
-
-void subscriber::drop_connection()
-{
-    ++generation_;
-    socket_.close();
-    writing_ = false;
-    reading_ = false;
-    outbox_.clear();
-    confirmed_ = 0;
-    requested_ = 0;
-    decoder_.reset();
-    if (state_ != state::closed) {
-        state_ = state::disconnected;
-        // Waiters keep their timers; the next watch after the pause reconnects.
-        retry_at_ = clock::now() + settings_.backoff_min;
-    }
+    runner_.close();
+    fsm_.failed(clock::now());
+    (void)mux_.fail_all();
 }
 
 }  // namespace redlock::detail

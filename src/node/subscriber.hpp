@@ -8,21 +8,19 @@
 
 #include <redlock/node.hpp>
 
-#include "net/stream.hpp"
+#include "engine/connection_fsm.hpp"
+#include "engine/multiplexer.hpp"
+#include "engine/runner.hpp"
 #include "node/connection.hpp"
-#include "resp/resp.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/generic/stream_protocol.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -42,8 +40,13 @@ class wake_ups
     virtual void close() = 0;
 };
 
-/// One pub/sub connection to one server (or to a Sentinel node's master).
-class subscriber final : public wake_ups, public std::enable_shared_from_this<subscriber>
+/// One pub/sub connection to one server (or to a Sentinel node's master), on the engine: a
+/// `connection_fsm` whose back-off is a fixed pause, a pub/sub `multiplexer` and its
+/// `runner`. It connects only when someone waits, and reads only while a subscription is
+/// confirmed or pending.
+class subscriber final : public wake_ups,
+                         public socket_user,
+                         public std::enable_shared_from_this<subscriber>
 {
   public:
     /// Tells `on_release` of every release message. Whatever it refers to must outlive the
@@ -59,15 +62,15 @@ class subscriber final : public wake_ups, public std::enable_shared_from_this<su
     void unwatch(std::string_view key) override;
     void close() override;
 
+    // socket_user: confirmations are counted by the multiplexer; messages come as pushes.
+    void on_reply(reader_action&) override {}
+    void on_push(resp::reply& message) override;
+    void on_failure(const socket_failure& failure) override;
+
   private:
-    void send(std::string_view verb, const std::string& channel);
-    void start_connect();
-    boost::asio::awaitable<void> connect_and_run(std::uint64_t generation);
-    void start_writer();
-    boost::asio::awaitable<void> write_loop(std::uint64_t generation);
-    boost::asio::awaitable<void> read_loop(std::uint64_t generation);
-    void on_reply(const resp::reply& r);
-    void drop_connection();
+    void send(request_kind kind, const std::string& channel);
+    boost::asio::awaitable<void> connect(std::uint64_t generation);
+    void drop();
 
     boost::asio::any_io_executor strand_;
     node endpoint_;
@@ -75,16 +78,9 @@ class subscriber final : public wake_ups, public std::enable_shared_from_this<su
     release_listener on_release_;
     std::string key_prefix_;
     bool sharded_;
-    stream socket_;
-    enum class state { disconnected, connecting, connected, closed } state_ = state::disconnected;
-    std::uint64_t generation_ = 0;
-    bool writing_ = false;
-    bool reading_ = false;
-    std::string outbox_;
-    // Subscriptions the server has confirmed and not yet dropped: the reader runs while
-    // this is non-zero or while a subscribe is on its way.
-    long confirmed_ = 0;
-    long requested_ = 0;
+    connection_fsm fsm_;
+    multiplexer mux_{socket_use::pubsub};
+    runner runner_;
     struct watched
     {
         std::string key;
@@ -92,8 +88,6 @@ class subscriber final : public wake_ups, public std::enable_shared_from_this<su
     };
     /// The keys watched and their watch counts, by channel.
     std::map<std::string, watched, std::less<>> channels_;
-    resp::decoder decoder_;
-    clock::time_point retry_at_{};
 };
 
 }  // namespace redlock::detail

@@ -5,8 +5,8 @@
 // the channels their releases are announced on, all behind config::key_prefix. A lock named
 // N is the key prefix + N; its counter is prefix + "redlock:fence:" + N and its channel
 // prefix + "redlock:released:" + N, so that one prefix (an ACL pattern `~prefix*`
-// `&prefix*`, a SCAN MATCH) covers everything a client touches. With an empty prefix the
-// names are those of earlier versions. On a Redis Cluster the counter and the channel must
+// `&prefix*`, a SCAN MATCH) covers everything a client touches. An empty prefix leaves the
+// names as given. On a Redis Cluster the counter and the channel must
 // share the lock key's slot; see fence_key.
 
 #include <string>

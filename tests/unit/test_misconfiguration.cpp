@@ -37,13 +37,13 @@ BOOST_AUTO_TEST_CASE(only_codes_that_the_next_attempt_would_meet_again_are_misco
         node_errc::protocol_error,  node_errc::unexpected_reply,  node_errc::not_replicated,
         node_errc::master_switched, node_errc::no_master,         node_errc::closed,
         node_errc::cancelled,       node_errc::decided_by_quorum, node_errc::quorum_impossible,
-        node_errc::in_background,
+        node_errc::in_background,   node_errc::permits_mismatch,
     };
     for (node_errc c : transient) {
         BOOST_TEST(!is_misconfiguration(c), make_error_code(c).message());
     }
     BOOST_TEST(std::size(misconfigured) + std::size(transient) ==
-               static_cast<std::size_t>(node_errc::in_background));
+               static_cast<std::size_t>(node_errc::permits_mismatch));
     // A code of another category with the same value is not a node's code.
     const auto tls_failed_value = static_cast<int>(node_errc::tls_failed);
     BOOST_TEST(!is_misconfiguration(

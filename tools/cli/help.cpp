@@ -114,8 +114,10 @@ DESCRIPTION
     When the lock is busy, redlock waits for it as flock(1) does, trying
     again as soon as the holder releases it: for as long as it takes by
     default, up to --wait, or not at all with --nonblock. Nodes that cannot be
-    reached are waited for in the same way; a misconfiguration (see exit
-    status 69) ends the wait at once.
+    reached are not a holder: once no majority of them has answered for a
+    connect timeout (1 s) in a row, redlock stops waiting with exit status 69,
+    within about two connect timeouts of the outage's start. A
+    misconfiguration (see exit status 69) ends the wait at once.
 
     SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to redlock are
     passed on to COMMAND, and redlock keeps the lock until COMMAND has exited.
@@ -208,12 +210,12 @@ EXIT STATUS
     3      The lock was lost while COMMAND ran. COMMAND was stopped.
     64     Usage error. The message is one line.
     69     The nodes kept the lock from redlock, not another owner: no
-           majority of them could be reached in time, or too many are
-           misconfigured (a wrong password, replicas or cluster nodes listed
-           as masters, TLS on one side only). A misconfiguration ends the
-           wait at once, and the message names each node's cause; otherwise
-           --verbose adds every node's answer. Never the status of a busy
-           lock, even with --quiet.
+           majority of them answered for a connect timeout (or within
+           --wait), or too many are misconfigured (a wrong password, replicas
+           or cluster nodes listed as masters, TLS on one side only). A
+           misconfiguration ends the wait at once, and the message names each
+           node's cause; otherwise --verbose adds every node's answer. Never
+           the status of a busy lock, even with --quiet.
     70     An internal error of redlock.
     126    COMMAND was found but could not be run (not executable), as for
            env(1).

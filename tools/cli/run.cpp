@@ -290,12 +290,65 @@ struct session : std::enable_shared_from_this<session>
 
 using acquired = std::tuple<error_code, redlock::guard>;
 
-asio::awaitable<acquired> acquire(redlock::mutex m, bool once)
+// Whether a failed attempt shows an outage rather than a holder: fewer than a majority of the
+// nodes answered about the key at all (set it, or found it free or held); the others could
+// not be reached or did not reply, each with its node_errc in the report. Then no owner can
+// hold the lock either, and waiting for one to release it would never end. Decided on the
+// nodes' statuses, never on their texts.
+bool outage(const redlock::report& r)
 {
-    if (once) {
+    using redlock::node_status;
+    const std::size_t answered =
+        r.count(node_status::ok) + r.count(node_status::taken) + r.count(node_status::missing);
+    return answered < r.nodes.size() / 2 + 1;
+}
+
+// Busy is a lock held elsewhere (on a quorum, or on enough nodes to split the vote); anything
+// else is the nodes' fault, and a script must be able to tell the two apart.
+bool nodes_at_fault(error_code ec, const redlock::report& r)
+{
+    if (ec == redlock::error::misconfigured) {
+        return true;
+    }
+    return ec == redlock::error::failed && (r.count(redlock::node_status::taken) == 0 || outage(r));
+}
+
+// Waits for the lock as --wait says (a single attempt for -n), ended early by an outage that
+// lasts a connect timeout. The library's acquire runs in spans of one connect timeout, each
+// ending with its last attempt's report; two spans in a row that end in an outage end the
+// wait (the nodes failed from the end of the first to the end of the second), and a span that
+// ends with a majority answering (the lock held elsewhere, a split vote) starts the count
+// again. A holder is waited for; an outage is not, since no owner can hold the lock through it
+// and its end is nobody's release.
+asio::awaitable<acquired> wait_for_lock(redlock::client& locks, const run_args& a,
+                                        redlock::options opts, steady::time_point asked)
+{
+    if (a.wait && a.wait->count() == 0) {
+        redlock::mutex m = locks.make_mutex(a.key, opts);
         co_return co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
     }
-    co_return co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+    const auto span = std::max(a.nodes.connect_timeout, std::chrono::milliseconds(1));
+    int outage_spans = 0;  // in a row
+    while (true) {
+        opts.wait = span;
+        if (a.wait) {
+            opts.wait = std::min(span, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           asked + *a.wait - steady::now()));
+        }
+        if (opts.wait->count() <= 0) {
+            opts.wait = std::chrono::milliseconds(1);  // the last attempt, at the deadline
+        }
+        redlock::mutex m = locks.make_mutex(a.key, opts);
+        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        const auto now = steady::now();
+        if (ec != redlock::error::failed && ec != redlock::error::taken) {
+            co_return acquired{ec, std::move(g)};  // acquired, misconfigured, shut down
+        }
+        outage_spans = outage(g.last_report()) ? outage_spans + 1 : 0;
+        if (outage_spans == 2 || (a.wait && now >= asked + *a.wait)) {
+            co_return acquired{ec, std::move(g)};
+        }
+    }
 }
 
 asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& locks,
@@ -314,8 +367,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
     const bool once = a.wait && a.wait->count() == 0;
     const auto asked = steady::now();
     if (!once) {
-        opts.tries = std::numeric_limits<int>::max();
-        opts.wait = a.wait;
+        opts.tries = std::numeric_limits<int>::max();  // wait_for_lock bounds the wait
     }
     if (a.wait && !once) {
         // The library starts no attempt whose delay would end past the wait; shorten the last
@@ -331,7 +383,6 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             return left < std::chrono::milliseconds(5) ? pause : std::min(pause, left);
         };
     }
-    redlock::mutex m = locks.make_mutex(a.key, opts);
 
     // Wait for the lock, unless a signal asks redlock to stop first (the acquire is then
     // cancelled, which deletes whatever it had set).
@@ -342,7 +393,8 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
              : a.wait ? "waiting up to " + format_duration(*a.wait)
                       : "waiting forever"));
     }
-    auto outcome = co_await (acquire(m, once) || s->stop_signals.async_wait(asio::use_awaitable));
+    auto outcome = co_await (wait_for_lock(locks, a, opts, asked) ||
+                             s->stop_signals.async_wait(asio::use_awaitable));
     if (outcome.index() == 1) {
         const int signo = std::get<1>(outcome);
         say("interrupted by " + signal_name(signo) + " while waiting for lock " + quoted(a.key));
@@ -352,11 +404,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
     auto [ec, g] = std::move(std::get<0>(outcome));
     if (ec) {
         const redlock::report r = g.last_report();
-        // Busy is a lock held elsewhere (on a quorum, or on enough nodes to split the vote);
-        // anything else is the nodes' fault, and a script must be able to tell the two apart.
-        const bool nodes_at_fault =
-            ec == redlock::error::misconfigured ||
-            (ec == redlock::error::failed && r.count(redlock::node_status::taken) == 0);
+        const bool unavailable = nodes_at_fault(ec, r);
         if (!a.quiet) {
             const std::string waited =
                 once ? "" : " (after " + std::to_string(ms_between(asked, steady::now())) + " ms)";
@@ -365,8 +413,9 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
                     counts(r));
             } else if (ec == redlock::error::failed) {
                 say("could not acquire lock " + quoted(a.key) + waited + ": no majority of the " +
-                    std::to_string(a.nodes.nodes.size()) + " node(s) granted it (" + counts(r) +
-                    ")" + (a.verbose ? "" : "; --verbose shows each node's answer"));
+                    std::to_string(a.nodes.nodes.size()) + " node(s) " +
+                    (outage(r) ? "answered" : "granted it") + " (" + counts(r) + ")" +
+                    (a.verbose ? "" : "; --verbose shows each node's answer"));
             } else if (ec == redlock::error::misconfigured) {
                 // Each node's cause, even without --verbose: retrying will not help, so the
                 // message must say what to fix.
@@ -382,7 +431,7 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             }
         }
         co_await shutdown();
-        co_return nodes_at_fault ? nodes_unavailable : a.conflict_exit_code;
+        co_return unavailable ? nodes_unavailable : a.conflict_exit_code;
     }
     if (a.verbose) {
         say("acquired " + quoted(a.key) + " on " +

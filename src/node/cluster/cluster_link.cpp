@@ -62,6 +62,12 @@ struct cluster_link::routed final : request_owner, std::enable_shared_from_this<
         }
     }
     bool given_up(std::uint32_t) const noexcept override { return owner->given_up(index); }
+    // Redirections are followed here, not misconfigurations of a cluster's server.
+    bool acts_on(const resp::reply& refusal) const noexcept override
+    {
+        return classify_error_reply(refusal.text) == node_errc::redirected ||
+               owner->acts_on(refusal);
+    }
 
     // The command as it goes to the server it is sent to now.
     const command& to_send() const noexcept { return asking ? *with_asking : *cmd; }
@@ -86,7 +92,6 @@ cluster_link::cluster_link(asio::any_io_executor strand, node cluster, connectio
       slot_owner_(cluster_slots, 0),
       backoff_(settings_.backoff_min)
 {
-    settings_.cluster_server = true;
 }
 
 void cluster_link::submit(std::shared_ptr<request_owner> owner, std::uint32_t index,

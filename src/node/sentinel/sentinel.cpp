@@ -2,7 +2,9 @@
 #include "node/sentinel/sentinel.hpp"
 
 #include "core/error_reply.hpp"
-#include "net/open_stream.hpp"
+#include "engine/exchange.hpp"
+#include "engine/handshake.hpp"
+#include "engine/pubsub.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -139,10 +141,13 @@ asio::awaitable<node_failure> open_master(stream& s, const node& n, bool select_
 
 }  // namespace
 
-asio::awaitable<node_failure> open_node(stream& s, const node& n, std::chrono::milliseconds timeout,
-                                        bool select_db, asio::ssl::context* tls, bool verify_name,
+asio::awaitable<node_failure> open_node(stream& s, const node& n,
+                                        const connection_settings& settings, bool select_db,
                                         std::string& reached)
 {
+    const auto timeout = settings.connect_timeout;
+    asio::ssl::context* tls = settings.tls.get();
+    const bool verify_name = settings.verify_name;
     if (n.sentinels.empty()) {
         reached = n.endpoint();
         co_return co_await open_stream(s, n, timeout, select_db, tls, verify_name);
@@ -218,8 +223,9 @@ sentinel_watch::sentinel_watch(asio::any_io_executor strand, node n, connection_
       node_(std::move(n)),
       settings_(std::move(settings)),
       on_switch_(std::move(on_switch)),
-      socket_(strand_),
-      pause_(strand_)
+      opening_(strand_),
+      runner_(mux_, *this),
+      timer_(strand_)
 {
 }
 
@@ -236,8 +242,10 @@ void sentinel_watch::start()
 void sentinel_watch::stop()
 {
     stopped_ = true;
-    socket_.close();
-    pause_.cancel();
+    opening_.close();
+    runner_.close();
+    (void)mux_.fail_all();
+    timer_.cancel();
 }
 
 asio::awaitable<void> sentinel_watch::run()
@@ -247,48 +255,43 @@ asio::awaitable<void> sentinel_watch::run()
         if (stopped_) {
             break;
         }
-        pause_.expires_after(watch_retry_pause);
-        co_await pause_.async_wait(asio::as_tuple(asio::use_awaitable));
+        timer_.expires_after(watch_retry_pause);
+        co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     running_ = false;
 }
 
-// Subscribes on one Sentinel and reads its messages until the connection fails or the watch
+// Subscribes on one Sentinel and hears its messages until the socket fails or the watch
 // stops.
 asio::awaitable<void> sentinel_watch::listen(const server_address& sentinel)
 {
     const node server = sentinel_server(node_, sentinel);
-    socket_ = stream(strand_);
-    const node_failure why = co_await open_stream(socket_, server, settings_.connect_timeout, false,
-                                                  settings_.tls.get(), settings_.verify_name);
+    opening_ = stream(strand_);
+    const node_failure why =
+        co_await open_stream(opening_, server, settings_.connect_timeout, false,
+                             settings_.tls.get(), settings_.verify_name);
     if (why || stopped_) {
         co_return;
     }
-    std::string subscribe;
-    resp::append_command(subscribe, {"SUBSCRIBE", "+switch-master"});
-    if (auto [ec, n] = co_await socket_.write_all(asio::buffer(subscribe)); ec) {
-        co_return;
+    (void)mux_.add(subscription(request_kind::subscribe, "SUBSCRIBE", "+switch-master"));
+    runner_.attach(std::move(opening_), weak_from_this());
+    timer_.expires_at(asio::steady_timer::time_point::max());
+    co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+void sentinel_watch::on_push(resp::reply& message)
+{
+    if (const auto m = read_message(message)) {
+        if (auto master = switched_master(m->payload, node_.master_name)) {
+            on_switch_(*master);
+        }
     }
-    resp::decoder decoder;
-    std::array<char, 4096> buf;
-    while (!stopped_) {
-        while (auto r = decoder.next()) {
-            if (r->type == resp::kind::array && r->elements.size() == 3 &&
-                r->elements[0].text == "message") {
-                if (auto master = switched_master(r->elements[2].text, node_.master_name)) {
-                    on_switch_(*master);
-                }
-            }
-        }
-        if (!decoder.error().empty()) {
-            co_return;
-        }
-        auto [ec, n] = co_await socket_.read_some(asio::buffer(buf));
-        if (ec || stopped_) {
-            co_return;
-        }
-        decoder.feed(buf.data(), n);
-    }
+}
+
+void sentinel_watch::on_failure(const socket_failure&)
+{
+    (void)mux_.fail_all();
+    timer_.cancel();
 }
 
 }  // namespace redlock::detail

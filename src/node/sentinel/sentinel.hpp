@@ -3,11 +3,13 @@
 
 // Nodes that are the master a set of Sentinels names (redis-sentinel://): finding that master
 // on connect, and hearing of failovers. Part of the node layer: a connection and a subscriber
-// open their streams through `open_node`.
+// open their streams through `open_node`; `sentinel_link` follows a failover.
 
 #include <redlock/node.hpp>
 
 #include "core/node_error.hpp"
+#include "engine/multiplexer.hpp"
+#include "engine/runner.hpp"
 #include "net/stream.hpp"
 #include "node/connection.hpp"
 #include "resp/resp.hpp"
@@ -26,14 +28,13 @@
 
 namespace redlock::detail {
 
-/// Opens `s` to where `n`'s requests go, within `timeout` in all: `n` itself (as
-/// `open_stream`), or for a Sentinel node the master its Sentinels name now, asked in order,
-/// after which ROLE must say "master". `reached` gets the server's "host:port". Returns what
-/// failed, its detail naming the node and the cause (never the password); no failure on
-/// success.
+/// Opens `s` to where `n`'s requests go, within `settings.connect_timeout` in all: `n`
+/// itself (as `open_stream`), or for a Sentinel node the master its Sentinels name now, asked
+/// in order, after which ROLE must say "master". `reached` gets the server's "host:port".
+/// Returns what failed, its detail naming the node and the cause (never the password); no
+/// failure on success.
 boost::asio::awaitable<node_failure> open_node(stream& s, const node& n,
-                                               std::chrono::milliseconds timeout, bool select_db,
-                                               boost::asio::ssl::context* tls, bool verify_name,
+                                               const connection_settings& settings, bool select_db,
                                                std::string& reached);
 
 /// The server at `a` as the Sentinel or cluster node `n` reaches it (its master, one of its
@@ -52,9 +53,10 @@ std::optional<server_address> switched_master(std::string_view message,
 
 /// Listens for `+switch-master` on one of a Sentinel node's Sentinels (the next one after a
 /// failure) and tells `on_switch` of each new master of the node, on the strand, until
-/// `stop`. While it runs it keeps a read pending: a client with a Sentinel node keeps its
-/// io_context busy until `client::async_shutdown`.
-class sentinel_watch : public std::enable_shared_from_this<sentinel_watch>
+/// `stop`. A pub/sub `multiplexer` and its `runner` carry the subscription. While it runs it
+/// keeps a read pending: a client with a Sentinel node keeps its io_context busy until
+/// `client::async_shutdown`.
+class sentinel_watch final : public socket_user, public std::enable_shared_from_this<sentinel_watch>
 {
   public:
     using listener = std::function<void(const server_address& master)>;
@@ -67,6 +69,12 @@ class sentinel_watch : public std::enable_shared_from_this<sentinel_watch>
     /// Stops for good. On the strand.
     void stop();
 
+    // socket_user: the subscription's confirmation is counted by the multiplexer; the
+    // Sentinels' messages come as pushes.
+    void on_reply(reader_action&) override {}
+    void on_push(resp::reply& message) override;
+    void on_failure(const socket_failure& failure) override;
+
   private:
     boost::asio::awaitable<void> run();
     boost::asio::awaitable<void> listen(const server_address& sentinel);
@@ -75,8 +83,13 @@ class sentinel_watch : public std::enable_shared_from_this<sentinel_watch>
     node node_;
     connection_settings settings_;
     listener on_switch_;
-    stream socket_;
-    boost::asio::steady_timer pause_;
+    // The socket being opened, closed by `stop`; it then joins the runner.
+    stream opening_;
+    multiplexer mux_{socket_use::pubsub};
+    runner runner_;
+    // While listening, it waits until the socket fails; then for the pause before the next
+    // Sentinel.
+    boost::asio::steady_timer timer_;
     bool running_ = false;
     bool stopped_ = false;
 };

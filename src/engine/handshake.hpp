@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: BSL-1.0
 #pragma once
 
-// Opening a stream to a node: resolve, connect, AUTH and SELECT, under one deadline. Shared
-// by the request connection and the subscriber.
+// Opening a socket to a server up to where requests may go on it: connect (net/connect.hpp),
+// TLS for a rediss:// node, then the handshake (AUTH, SELECT), under one deadline. Shared by
+// every user of a socket: the pipelined link, the subscriber, the Sentinel watch and the
+// questions asked of Sentinels.
 
 #include <redlock/node.hpp>
 
 #include "core/node_error.hpp"
 #include "net/stream.hpp"
-#include "resp/resp.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <string>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -34,13 +34,6 @@ boost::asio::awaitable<node_failure> connect_and_greet(stream& s, const node& en
                                                        boost::asio::ssl::context* tls,
                                                        bool verify_name,
                                                        std::chrono::milliseconds timeout);
-
-/// Writes `commands` and reads `count` replies into `replies`. Returns what failed: the
-/// write or the read (`connection_lost`), or the protocol (`protocol_error`, naming `name`);
-/// no failure on success. No deadline of its own.
-boost::asio::awaitable<node_failure> exchange(stream& s, const std::string& commands,
-                                              std::size_t count, std::vector<resp::reply>& replies,
-                                              const std::string& name);
 
 /// Runs `op`, a step of opening a connection, until `timeout`; then answers
 /// `connect_timed_out`, "`what` timed out after N ms".

@@ -1,33 +1,28 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "net/open_stream.hpp"
+#include "engine/handshake.hpp"
 
 #include "core/error_reply.hpp"
+#include "engine/exchange.hpp"
+#include "net/connect.hpp"
 #include "resp/resp.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <algorithm>
-#include <array>
 #include <exception>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 namespace redlock::detail {
 
 namespace asio = boost::asio;
 using asio::use_awaitable;
-using generic_socket = asio::generic::stream_protocol::socket;
 constexpr auto use_tuple = asio::as_tuple(use_awaitable);
 // See probe_plain: well above a TLS handshake's round trips on a LAN.
 constexpr std::chrono::milliseconds probe_after_max{100};
@@ -46,23 +41,20 @@ asio::awaitable<node_failure> probe_plain(asio::generic::stream_protocol::endpoi
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer wait(ex, after);
     co_await wait.async_wait(use_awaitable);
-    generic_socket probe(ex);
-    auto [cec] = co_await probe.async_connect(address, use_tuple);
+    stream probe(ex);
+    auto [cec] = co_await probe.socket().async_connect(address, use_tuple);
     if (!cec) {
-        static constexpr char ping[] = "PING\r\n";
-        auto [wec, written] =
-            co_await asio::async_write(probe, asio::buffer(ping, sizeof ping - 1), use_tuple);
-        (void)written;
-        std::array<char, 128> buf{};
-        auto [rec, n] = wec ? std::tuple(wec, std::size_t{0})
-                            : co_await probe.async_read_some(asio::buffer(buf), use_tuple);
-        if (!rec && n > 0 && (buf[0] == '+' || buf[0] == '-')) {
-            std::string_view words(buf.data() + 1, n - 1);
-            words = words.substr(0, words.find('\r'));
+        std::string ping;
+        resp::append_command(ping, {"PING"});
+        std::vector<resp::reply> replies;
+        const node_failure failure =
+            co_await exchange(probe, ping, 1, replies, "the plain-text probe");
+        if (!failure &&
+            (replies.front().type == resp::kind::simple_string || replies.front().is_error())) {
             co_return node_failure{
                 node_errc::tls_mismatch,
                 "TLS handshake unanswered, but the port answered a plain-text PING with '" +
-                    std::string(words) + "' (" + std::string(tls_to_plain_hint) + ")"};
+                    replies.front().text + "' (" + std::string(tls_to_plain_hint) + ")"};
         }
     }
     // Whatever listens there is not plain Redis: leave the verdict to the handshake.
@@ -102,51 +94,6 @@ asio::awaitable<node_failure> start_tls(stream& conn, asio::ssl::context& tls,
         co_return interrupted("TLS handshake interrupted");
     }
     co_return std::move(probe_finding);
-}
-
-node_failure connect_failed(std::string why)
-{
-    return node_failure{node_errc::connect_failed, std::move(why)};
-}
-
-// Resolves and connects the stream's socket to `endpoint`.
-asio::awaitable<node_failure> connect_socket(stream& conn, const node& endpoint)
-{
-    generic_socket& s = conn.socket();
-    if (!endpoint.unix_path.empty()) {
-        asio::local::stream_protocol::endpoint ep(endpoint.unix_path);
-        auto [ec] =
-            co_await s.async_connect(asio::generic::stream_protocol::endpoint(ep), use_tuple);
-        co_return ec
-            ? connect_failed("connect to " + endpoint.endpoint() + " failed: " + ec.message())
-            : node_failure{};
-    }
-    asio::ip::tcp::resolver resolver(s.get_executor());
-    auto [rec, results] =
-        co_await resolver.async_resolve(endpoint.host, std::to_string(endpoint.port), use_tuple);
-    if (rec) {
-        co_return connect_failed("cannot resolve host '" + endpoint.host + "': " + rec.message());
-    }
-    boost::system::error_code last = asio::error::host_not_found;
-    for (const auto& entry : results) {
-        asio::generic::stream_protocol::endpoint ep(entry.endpoint());
-        if (s.is_open()) {
-            s.close();
-        }
-        auto [ec] = co_await s.async_connect(ep, use_tuple);
-        last = ec;
-        if (!ec) {
-            break;
-        }
-    }
-    if (last) {
-        co_return connect_failed("connect to " + endpoint.endpoint() +
-                                 " failed: " + last.message());
-    }
-    // Requests are small and latency-bound; Nagle would hold them back.
-    boost::system::error_code ignored;
-    s.set_option(asio::ip::tcp::no_delay(true), ignored);
-    co_return node_failure{};
 }
 
 // AUTH when a password is set; SELECT when `select_db` and the db is not 0.
@@ -189,6 +136,11 @@ asio::awaitable<node_failure> greet(stream& conn, const node& endpoint, bool sel
     co_return node_failure{};
 }
 
+node_failure connect_failed(std::string why)
+{
+    return node_failure{node_errc::connect_failed, std::move(why)};
+}
+
 }  // namespace
 
 asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoint, bool select_db,
@@ -212,35 +164,6 @@ asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoi
         }
     }
     co_return co_await greet(conn, endpoint, select_db, name);
-}
-
-asio::awaitable<node_failure> exchange(stream& conn, const std::string& commands, std::size_t count,
-                                       std::vector<resp::reply>& replies, const std::string& name)
-{
-    replies.clear();
-    auto [wec, written] = co_await conn.write_all(asio::buffer(commands));
-    (void)written;
-    if (wec) {
-        co_return node_failure{node_errc::connection_lost, wec.message()};
-    }
-    resp::decoder decoder;
-    std::array<char, 1024> buf;
-    while (replies.size() < count) {
-        if (auto r = decoder.next()) {
-            replies.push_back(std::move(*r));
-            continue;
-        }
-        if (!decoder.error().empty()) {
-            co_return node_failure{node_errc::protocol_error,
-                                   "protocol error from " + name + ": " + decoder.error()};
-        }
-        auto [rec, n] = co_await conn.read_some(asio::buffer(buf));
-        if (rec) {
-            co_return node_failure{node_errc::connection_lost, rec.message()};
-        }
-        decoder.feed(buf.data(), n);
-    }
-    co_return node_failure{};
 }
 
 asio::awaitable<node_failure> within_deadline(asio::awaitable<node_failure> op,

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "engine/multiplexer.hpp"
+
+#include "engine/pubsub.hpp"
+
+#include <boost/system/errc.hpp>
+
+#include <utility>
+
+namespace redlock::detail {
+
+namespace {
+
+// The script a command runs, when it can fall back to EVAL.
+const lua_script* script_of(const command& cmd) noexcept
+{
+    return cmd.fallback.empty() ? nullptr : cmd.script;
+}
+
+// The error code a Redis error reply starts with ("NOSCRIPT No matching script..."): the
+// server's own token, which code may decide on; the rest is words for people.
+std::string_view error_code_word(const resp::reply& r) noexcept
+{
+    std::string_view text = r.text;
+    return text.substr(0, text.find(' '));
+}
+
+constexpr std::string_view noscript = "NOSCRIPT";
+
+// Redis answers each command once, in order: a reply beyond the last one owed means the
+// stream can no longer be matched to requests.
+constexpr std::string_view unrequested =
+    "data after the last reply owed (a reply nobody asked for)";
+
+}  // namespace
+
+const resp::reply& own_reply(const command& cmd, const resp::reply& reply) noexcept
+{
+    if (cmd.replies > 1 && reply.type == resp::kind::array &&
+        cmd.own_reply < reply.elements.size()) {
+        return reply.elements[cmd.own_reply];
+    }
+    return reply;
+}
+
+multiplexer::multiplexer(socket_use use) : use_(use) {}
+
+bool multiplexer::add(submission s)
+{
+    if (unresponsive_) {
+        return false;
+    }
+    queue_.push_back(entry{std::move(s)});
+    return true;
+}
+
+bool multiplexer::resume_writes() noexcept
+{
+    if (holds_ > 0) {
+        --holds_;
+    }
+    return holds_ == 0;
+}
+
+std::size_t multiplexer::prepare_write(std::string& out)
+{
+    if (!up_ || writing_ || holds_ > 0 || queue_.empty()) {
+        return 0;
+    }
+    out.clear();
+    const std::size_t count = queue_.size();
+    for (entry& e : queue_) {
+        choose_script_form(e);
+        out += e.as_eval ? e.request.cmd->fallback : e.request.cmd->payload;
+        in_flight_.push_back(std::move(e));
+    }
+    queue_.clear();
+    writing_ = true;
+    return count;
+}
+
+// Sending the text on first use costs its bytes once per socket. Waiting for a NOSCRIPT
+// instead would cost a round trip, and would send the request again behind later ones: a
+// clean-up behind the next attempt with the same value, or never, when a stuck socket is
+// given up before its NOSCRIPT is read.
+void multiplexer::choose_script_form(entry& e)
+{
+    const lua_script* script = script_of(*e.request.cmd);
+    if (script == nullptr) {
+        return;
+    }
+    if (!e.as_eval && !scripts_.test(script->index)) {
+        e.as_eval = true;
+    }
+    if (e.as_eval) {
+        scripts_.set(script->index);
+    }
+}
+
+bool multiplexer::begin_read() noexcept
+{
+    if (reading_ || !up_ || !awaiting()) {
+        return false;
+    }
+    reading_ = true;
+    return true;
+}
+
+void multiplexer::feed(std::string_view bytes)
+{
+    // A refusal (a protocol error, a reply over the size cap) stays in the decoder, and
+    // `next` reports it.
+    decoder_.feed(bytes.data(), bytes.size());
+    fed_ += bytes.size();
+}
+
+reader_action multiplexer::next()
+{
+    if (!broken_.empty()) {
+        return broken();
+    }
+    while (auto reply = decoder_.next()) {
+        if (auto action = on_reply(std::move(*reply))) {
+            return std::move(*action);
+        }
+    }
+    if (!decoder_.error().empty()) {
+        return failure(decoder_.error());
+    }
+    if (awaiting()) {
+        return reader_action{.what = reader_action::type::read};
+    }
+    // Counted here rather than asked of the decoder, whose `has_buffered` also counts a reply
+    // it merely began to look for.
+    if (fed_ > decoder_.consumed()) {
+        return failure(std::string(unrequested));
+    }
+    reading_ = false;
+    return reader_action{.what = reader_action::type::park};
+}
+
+bool multiplexer::awaiting() const noexcept
+{
+    return !in_flight_.empty() || (use_ == socket_use::pubsub && subscriptions() > 0);
+}
+
+reader_action multiplexer::failure(std::string diagnostics)
+{
+    broken_ = std::move(diagnostics);
+    up_ = false;
+    return broken();
+}
+
+reader_action multiplexer::broken() const
+{
+    return reader_action{.what = reader_action::type::fail,
+                         .error = make_error_code(boost::system::errc::protocol_error),
+                         .diagnostics = broken_};
+}
+
+std::optional<reader_action> multiplexer::on_reply(resp::reply r)
+{
+    heard_ = true;
+    unresponsive_ = false;
+    ++replies_read_;
+    if (use_ == socket_use::pubsub) {
+        if (auto action = on_pubsub_reply(r)) {
+            return action;
+        }
+    }
+    if (in_flight_.empty()) {
+        return failure(std::string(unrequested));
+    }
+    return match(std::move(r));
+}
+
+// Messages come at any time; confirmations answer (un)subscribe requests, except an unasked
+// unsubscribe. The count a confirmation carries is the server's, whoever asked for it.
+std::optional<reader_action> multiplexer::on_pubsub_reply(resp::reply& r)
+{
+    const pubsub_reply kind = classify_pubsub(r);
+    if (kind == pubsub_reply::other) {
+        return std::nullopt;
+    }
+    if (kind == pubsub_reply::message) {
+        return reader_action{.what = reader_action::type::push, .reply = std::move(r)};
+    }
+    const bool shard =
+        kind == pubsub_reply::shard_subscribed || kind == pubsub_reply::shard_unsubscribed;
+    (shard ? shard_channels_ : channels_) = r.elements[2].integer;
+    const request_kind answers =
+        kind == pubsub_reply::subscribed || kind == pubsub_reply::shard_subscribed
+            ? request_kind::subscribe
+            : request_kind::unsubscribe;
+    if (!in_flight_.empty() && in_flight_.front().request.kind == answers) {
+        return std::nullopt;  // the reply to the request at the front
+    }
+    if (answers == request_kind::unsubscribe) {
+        return reader_action{.what = reader_action::type::push, .reply = std::move(r)};
+    }
+    return failure("a subscription confirmed that no request asked for");
+}
+
+std::optional<reader_action> multiplexer::match(resp::reply r)
+{
+    entry& front = in_flight_.front();
+    const std::size_t expected = front.request.cmd->replies > 1 ? front.request.cmd->replies : 1;
+    // A refused (un)subscription gets one error, however many channels it names.
+    const bool refused = front.request.kind != request_kind::command && r.is_error();
+    if (refused) {
+        front.gathered.clear();
+    } else if (expected > 1) {
+        front.gathered.push_back(std::move(r));
+        if (front.gathered.size() < expected) {
+            return std::nullopt;
+        }
+        r = resp::reply{};
+        r.type = resp::kind::array;
+        r.elements = std::move(front.gathered);
+    }
+    return settle(pop_front(), std::move(r));
+}
+
+multiplexer::entry multiplexer::pop_front()
+{
+    entry e = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    e.gathered.clear();
+    if (given_up_prefix_ > 0) {
+        --given_up_prefix_;
+    }
+    return e;
+}
+
+reader_action multiplexer::settle(entry e, resp::reply whole)
+{
+    const resp::reply& own = own_reply(*e.request.cmd, whole);
+    const lua_script* script = script_of(*e.request.cmd);
+    if (script != nullptr && own.is_error() && e.as_eval) {
+        // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM) loaded nothing: the
+        // script's next use sends its text again. (After one that ran and failed, this costs
+        // one EVAL more.)
+        scripts_.reset(script->index);
+    } else if (script != nullptr && own.is_error() && error_code_word(own) == noscript) {
+        // The server lost the script (SCRIPT FLUSH, a restart behind a proxy): the same
+        // request goes again as EVAL, behind what was written since, and even when given up,
+        // since it was meant to run.
+        scripts_.reset(script->index);
+        e.as_eval = true;
+        submission again = e.request;
+        queue_.push_back(std::move(e));
+        return reader_action{.what = reader_action::type::resend, .request = std::move(again)};
+    }
+    const bool dropped = e.given_up();
+    if (dropped && given_up_ > 0) {
+        --given_up_;
+    }
+    return reader_action{.what = dropped ? reader_action::type::drop : reader_action::type::deliver,
+                         .request = std::move(e.request),
+                         .reply = std::move(whole)};
+}
+
+bool multiplexer::went_silent(std::uint64_t mark) noexcept
+{
+    if (mark != replies_read_) {
+        return false;
+    }
+    unresponsive_ = true;
+    return true;
+}
+
+bool multiplexer::looks_stuck()
+{
+    // Only worth a scan with as many requests given up, queued or in flight, as in flight.
+    if (in_flight_.empty() || given_up_ < in_flight_.size()) {
+        return false;
+    }
+    while (given_up_prefix_ < in_flight_.size() && in_flight_[given_up_prefix_].given_up()) {
+        ++given_up_prefix_;
+    }
+    return given_up_prefix_ == in_flight_.size();
+}
+
+void multiplexer::connected()
+{
+    reset_socket_state();
+    up_ = true;
+}
+
+std::vector<submission> multiplexer::fail_all()
+{
+    std::vector<submission> wanted;
+    for (std::deque<entry>* entries : {&in_flight_, &queue_}) {
+        for (entry& e : *entries) {
+            if (!e.given_up()) {
+                wanted.push_back(std::move(e.request));
+            }
+        }
+        entries->clear();
+    }
+    given_up_ = 0;
+    reset_socket_state();
+    return wanted;
+}
+
+void multiplexer::reset_socket_state()
+{
+    up_ = false;
+    writing_ = false;
+    reading_ = false;
+    heard_ = false;
+    unresponsive_ = false;
+    given_up_prefix_ = 0;
+    channels_ = 0;
+    shard_channels_ = 0;
+    broken_.clear();
+    decoder_.reset();
+    fed_ = 0;
+    scripts_.reset();
+}
+
+}  // namespace redlock::detail
