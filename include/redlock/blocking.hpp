@@ -4,8 +4,9 @@
 /// \file
 /// Distributed locks for code without coroutines: a client that runs its own io thread, a
 /// mutex that meets the standard Lockable and TimedLockable requirements, so that
-/// `std::unique_lock`, `std::scoped_lock` and `std::lock` work with it, and a semaphore with
-/// the calls of `std::counting_semaphore`.
+/// `std::unique_lock`, `std::scoped_lock` and `std::lock` work with it, a semaphore with
+/// the calls of `std::counting_semaphore`, and a read-write lock that meets the
+/// SharedTimedLockable requirements too, for `std::shared_lock`.
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
@@ -27,6 +28,7 @@ namespace detail {
 class client_core;
 struct mutex_core;
 struct semaphore_core;
+struct rw_mutex_core;
 }  // namespace detail
 
 /// A named distributed lock with the interface of `std::timed_mutex`, made by
@@ -229,15 +231,125 @@ class semaphore
     std::shared_ptr<detail::semaphore_core> core_;
 };
 
+/// A distributed read-write lock with the calls of `std::shared_timed_mutex`, made by
+/// `blocking::client::make_rw_mutex`: `std::unique_lock` takes it exclusively (a writer),
+/// `std::shared_lock` shared (a reader), in this process and elsewhere (see
+/// `redlock::rw_mutex`).
+///
+/// Each hold belongs to the calling thread, and, as with `std::shared_mutex`, several threads
+/// may hold one object (or its copies) shared at once: each acquires on the nodes at once,
+/// with an entry of its own, and the nodes decide (a thread that wants it exclusively waits
+/// there until the others have left it, keeping new readers out meanwhile). A thread holds it
+/// once, shared or exclusive: asking again from the thread that holds it throws
+/// `boost::system::system_error` with `errc::resource_deadlock_would_occur` instead of waiting
+/// for itself.
+///
+/// - `lock()` and `lock_shared()` wait as `redlock::rw_mutex::acquire` does (`options::tries`,
+///   `options::wait`) and throw `boost::system::system_error` with the library's error code
+///   (`error::taken`, `failed`, `misconfigured`, `shut_down`, ...) when they get no lock;
+///   `what()` names the lock and what each node answered.
+/// - `try_lock()` and `try_lock_shared()` make one attempt; the `_for` and `_until` forms try
+///   until the deadline (a release wakes them early; the last attempt starts at the deadline).
+///   They return false when the lock is held in the other mode (or, for a writer, by another
+///   writer; for a reader, also while a writer waits for it), and throw as `lock()` does when
+///   the nodes could not answer at all.
+/// - `unlock()` and `unlock_shared()` give back the calling thread's hold of that mode and wait
+///   for the nodes (bounded by the per-node deadline); they never throw and do nothing when
+///   the thread holds none. On the client's io thread the release goes on in the background.
+class rw_mutex
+{
+  public:
+    /// Takes it exclusively, waiting as the class comment says. Throws
+    /// `boost::system::system_error` when it cannot.
+    void lock();
+    /// One exclusive attempt: true when the calling thread now holds it, false when others do.
+    bool try_lock();
+    /// As `try_lock`, trying (and waiting for releases) until `timeout` has passed.
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout)
+    {
+        return try_for(timeout, false);
+    }
+    /// As `try_lock_for(deadline - Clock::now())`, the deadline read once on `Clock`.
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline)
+    {
+        return try_for(deadline - Clock::now(), false);
+    }
+    /// Gives back the calling thread's exclusive hold.
+    void unlock() noexcept;
+
+    /// Takes it shared, waiting as the class comment says. Throws
+    /// `boost::system::system_error` when it cannot.
+    void lock_shared();
+    /// One shared attempt: true when the calling thread now holds it shared, false when a
+    /// writer holds it or waits for it.
+    bool try_lock_shared();
+    /// As `try_lock_shared`, trying (and waiting for releases) until `timeout` has passed.
+    template <class Rep, class Period>
+    bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout)
+    {
+        return try_for(timeout, true);
+    }
+    /// As `try_lock_shared_for(deadline - Clock::now())`, the deadline read once on `Clock`.
+    template <class Clock, class Duration>
+    bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline)
+    {
+        return try_for(deadline - Clock::now(), true);
+    }
+    /// Gives back the calling thread's shared hold.
+    void unlock_shared() noexcept;
+
+    /// Whether the calling thread holds it exclusively.
+    bool owns_lock() const;
+    /// Whether the calling thread holds it shared.
+    bool owns_shared() const;
+    /// The calling thread's fencing token (with `options::fencing`, while it holds the lock
+    /// exclusively), 0 otherwise.
+    std::uint64_t fencing_token() const;
+    /// What each node did in the last acquisition or release through this lock.
+    report last_report() const;
+    /// The lock's name, as `redlock::rw_mutex::name()`.
+    const std::string& name() const noexcept;
+    /// The options the lock was made with.
+    const redlock::options& options() const noexcept;
+
+  private:
+    friend class client;
+    explicit rw_mutex(std::shared_ptr<detail::rw_mutex_core> core) noexcept : core_(std::move(core))
+    {
+    }
+
+    /// `options::wait` allows no more.
+    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
+    template <class Rep, class Period>
+    bool try_for(const std::chrono::duration<Rep, Period>& timeout, bool shared)
+    {
+        if (timeout <= timeout.zero()) {
+            return try_within(std::chrono::milliseconds(0), shared);
+        }
+        using seconds = std::chrono::duration<double>;
+        if (seconds(timeout) >= seconds(longest_wait)) {
+            return try_within(longest_wait, shared);
+        }
+        return try_within(std::chrono::ceil<std::chrono::milliseconds>(timeout), shared);
+    }
+    /// One attempt when `timeout` is 0, attempts until it has passed otherwise.
+    bool try_within(std::chrono::milliseconds timeout, bool shared);
+
+    std::shared_ptr<detail::rw_mutex_core> core_;
+};
+
 /// A `redlock::client` with an io_context of its own, run by a thread the client owns, for
 /// programs that do not run one themselves. Its mutexes block the calling thread until the
 /// nodes have answered.
 ///
 /// Destroying the client ends it cleanly: blocking calls still waiting in other threads are
 /// cancelled (they throw `error::shut_down`), every lock and permit still held through its
-/// mutexes and semaphores is released, the destructor waits for those releases and for the client's
-/// other background work (`redlock::client::async_shutdown`), then joins the thread. Mutexes that
-/// outlive their client throw `error::shut_down` from then on; their `unlock` does nothing.
+/// mutexes, semaphores and read-write locks is released, the destructor waits for those
+/// releases and for the client's other background work (`redlock::client::async_shutdown`),
+/// then joins the thread. Mutexes that outlive their client throw `error::shut_down` from then
+/// on; their `unlock` does nothing.
 ///
 /// Thread-safe: any thread may make mutexes and use them, except the client's own io thread
 /// (completion handlers of `nonblocking()` operations run there), where every blocking call
@@ -277,6 +389,13 @@ class client
     semaphore make_semaphore(std::string name, std::ptrdiff_t permits, options opts);
     /// `make_semaphore(name, permits, options{})`.
     semaphore make_semaphore(std::string name, std::ptrdiff_t permits);
+
+    /// A read-write lock named `name` with `opts`, as `redlock::client::make_rw_mutex`: throws
+    /// `boost::system::system_error` with `error::invalid_argument` when the name is empty or
+    /// an option is out of range or not for read-write locks. No I/O.
+    rw_mutex make_rw_mutex(std::string name, options opts);
+    /// `make_rw_mutex(name, options{})`.
+    rw_mutex make_rw_mutex(std::string name);
 
     /// The configuration in use.
     const redlock::config& config() const noexcept;

@@ -9,6 +9,7 @@
 #include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
+#include <redlock/rw_mutex.hpp>
 #include <redlock/semaphore.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -80,6 +81,15 @@ class client
     semaphore make_semaphore(std::string name, std::ptrdiff_t permits, options opts);
     /// `make_semaphore(name, permits, options{})`.
     semaphore make_semaphore(std::string name, std::ptrdiff_t permits);
+
+    /// A read-write lock named `name` (the Redis key of its holders) with `opts`. With
+    /// `opts.fencing`, writers get fencing tokens (readers none). Throws
+    /// `boost::system::system_error` with `error::invalid_argument` and a message naming the
+    /// field when the name is empty, an option is out of range, or `opts` asks for what a
+    /// read-write lock cannot be (reentrant, recreated on extend). No I/O.
+    rw_mutex make_rw_mutex(std::string name, options opts);
+    /// `make_rw_mutex(name, options{})`.
+    rw_mutex make_rw_mutex(std::string name);
 
     /// Reads what each node holds under the lock named `key` (the Redis key
     /// `config::key_prefix` + `key`), in one round trip per node (a read-only script):

@@ -75,6 +75,9 @@ class guard
     /// partitioned former owner (`redlock::fence`, `redlock::fenced_store`). Kept after
     /// release, for logs. 0 without fencing and for a failed acquisition.
     std::uint64_t fencing_token() const noexcept;
+    /// True for a reader's guard of a `rw_mutex` (`rw_mutex::acquire_shared`): others may
+    /// hold the lock shared at the same time. False otherwise.
+    bool shared() const noexcept;
     /// True once the lock was found lost while held (see `lost_slot`). It stays owned in
     /// the sense that release still deletes whatever keys of ours remain.
     bool lost() const noexcept;

@@ -17,5 +17,6 @@
 #include <redlock/observability.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
+#include <redlock/rw_mutex.hpp>
 #include <redlock/semaphore.hpp>
 #include <redlock/with_lock.hpp>

@@ -7,6 +7,7 @@
 #include <redlock/error.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
+#include <redlock/rw_mutex.hpp>
 #include <redlock/semaphore.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -35,12 +36,13 @@ struct awaitable_value<boost::asio::awaitable<T, Executor>>
 
 /// What `with_lock` takes: a lock whose `async_acquire` gives a `guard`.
 template <class Lock>
-concept guarded_lock = std::same_as<Lock, mutex> || std::same_as<Lock, semaphore>;
+concept guarded_lock =
+    std::same_as<Lock, mutex> || std::same_as<Lock, semaphore> || std::same_as<Lock, rw_mutex>;
 }  // namespace detail
 
-/// Acquires `m` (a `mutex`, or a permit of a `semaphore`), runs `work(guard&)` (a function
-/// returning `asio::awaitable<T>`, with T void or default-constructible) while the lock is held,
-/// and releases it.
+/// Acquires `m` (a `mutex`, a permit of a `semaphore`, or a `rw_mutex` exclusively), runs
+/// `work(guard&)` (a function returning `asio::awaitable<T>`, with T void or default-constructible)
+/// while the lock is held, and releases it.
 ///
 /// - Completes with the work's result, or rethrows the work's exception.
 /// - When the lock is lost while the work runs (an extension finds it gone from a

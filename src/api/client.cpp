@@ -11,6 +11,7 @@
 #include "lock/client_impl.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
+#include "lock/rw_rules.hpp"
 #include "lock/semaphore_rules.hpp"
 #include "node/cluster/shard_subscribers.hpp"
 #include "protocol/key_space.hpp"
@@ -195,6 +196,30 @@ semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, optio
 semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits)
 {
     return make_semaphore(std::move(name), permits, options{});
+}
+
+rw_mutex client::make_rw_mutex(std::string name, options opts)
+{
+    std::string problem = validate(opts, name);
+    if (problem.empty()) {
+        problem = detail::rw_problem(opts);
+    }
+    if (!problem.empty()) {
+        refuse(problem);
+    }
+    const std::vector<std::string> names{std::move(name)};
+    auto writers = lock_state_of(impl_, names, detail::lock_kind::write, 1);
+    auto readers = lock_state_of(impl_, names, detail::lock_kind::read, 1);
+    writers->opts = opts;
+    // Readers hold the lock together: tokens order holders one after another.
+    opts.fencing = false;
+    readers->opts = std::move(opts);
+    return rw_mutex(std::move(writers), std::move(readers));
+}
+
+rw_mutex client::make_rw_mutex(std::string name)
+{
+    return make_rw_mutex(std::move(name), options{});
 }
 
 mutex client::make_mutex(std::string name)

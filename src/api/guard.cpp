@@ -90,6 +90,11 @@ std::uint64_t guard::fencing_token() const noexcept
     return state_ ? state_->fencing_token : 0;
 }
 
+bool guard::shared() const noexcept
+{
+    return state_ && state_->mutex->kind == detail::lock_kind::read;
+}
+
 bool guard::lost() const noexcept
 {
     return state_ && state_->lost;

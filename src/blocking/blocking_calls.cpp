@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "blocking/blocking_calls.hpp"
 
+#include "blocking/held_by_threads.hpp"
+
 #include <redlock/error.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
@@ -56,6 +59,31 @@ options until_deadline(const options& o, steady::time_point deadline)
         return std::min(delay(attempt), to_deadline);
     };
     return timed;
+}
+
+bool settle_acquisition(const client_core& c, std::mutex& m, thread_holds& held, report& last,
+                        std::tuple<boost::system::error_code, redlock::guard> acquired,
+                        const std::string& name, bool conflict_is_false)
+{
+    auto& [ec, g] = acquired;
+    const report rep = g.last_report();
+    redlock::guard too_late;  // a hold that came after the shutdown, released unlocked
+    {
+        std::lock_guard lock(m);
+        last = rep;
+        if (!ec && !c.closed()) {
+            held.emplace_back(std::this_thread::get_id(), std::move(g));
+            return true;
+        }
+        too_late = std::move(g);
+    }
+    if (c.closed() || ec == boost::asio::error::operation_aborted) {
+        fail(make_error_code(error::shut_down), name + ": its blocking::client was destroyed");
+    }
+    if (conflict_is_false && conflict(ec, rep)) {
+        return false;
+    }
+    fail(ec, with_report(name, rep));
 }
 
 }  // namespace redlock::blocking::detail

@@ -6,6 +6,7 @@
 
 #include "blocking/blocking_client_core.hpp"
 #include "blocking/blocking_mutex_core.hpp"
+#include "blocking/blocking_rw_mutex_core.hpp"
 #include "blocking/blocking_semaphore_core.hpp"
 
 #include <boost/asio/post.hpp>
@@ -198,6 +199,19 @@ semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, optio
 semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits)
 {
     return make_semaphore(std::move(name), permits, options{});
+}
+
+rw_mutex client::make_rw_mutex(std::string name, options opts)
+{
+    redlock::rw_mutex base = core_->async().make_rw_mutex(std::move(name), std::move(opts));
+    auto r = std::make_shared<detail::rw_mutex_core>(core_, std::move(base));
+    r->registration = core_->remember(r);
+    return rw_mutex(std::move(r));
+}
+
+rw_mutex client::make_rw_mutex(std::string name)
+{
+    return make_rw_mutex(std::move(name), options{});
 }
 
 const redlock::config& client::config() const noexcept

@@ -61,25 +61,8 @@ bool acquire(semaphore_core& s, kind k, steady::time_point deadline)
 {
     const std::string name = call_name(k == kind::wait ? "acquire" : "try_acquire", s);
     client_core::call in_progress(*s.client, name);
-    auto [ec, g] = run_acquire(s, k, deadline);
-    const report rep = g.last_report();
-    redlock::guard too_late;  // a permit that came after the shutdown, released unlocked
-    {
-        std::lock_guard lock(s.m);
-        s.last = rep;
-        if (!ec && !s.client->closed()) {
-            s.held.emplace_back(std::this_thread::get_id(), std::move(g));
-            return true;
-        }
-        too_late = std::move(g);
-    }
-    if (s.client->closed() || ec == asio::error::operation_aborted) {
-        fail(make_error_code(error::shut_down), name + ": its blocking::client was destroyed");
-    }
-    if (k != kind::wait && conflict(ec, rep)) {
-        return false;
-    }
-    fail(ec, with_report(name, rep));
+    return settle_acquisition(*s.client, s.m, s.held, s.last, run_acquire(s, k, deadline), name,
+                              k != kind::wait);
 }
 
 // Takes the calling thread's newest permit out of `s`; an empty guard when it holds none.

@@ -12,6 +12,7 @@
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
+#include "lock/rw_rules.hpp"
 #include "lock/waiters.hpp"
 #include "lock/watchdog.hpp"
 #include "protocol/key_slot.hpp"
@@ -25,6 +26,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -135,6 +137,11 @@ round clean_up_round(const mutex_state& m, std::string_view value, const report&
         }
         r.skip_detail = "not sent: the attempt was refused here, so it holds nothing to undo";
     }
+    if (m.kind == lock_kind::write) {
+        // A writer that waits keeps its intent between attempts, so that new readers stay out
+        // meanwhile; it is withdrawn when the acquire ends (`acquisition::withdrawal_round`).
+        r.cmd = release_request(m.shape(), value, true, true).cmd;
+    }
     return r;
 }
 
@@ -183,10 +190,21 @@ class acquisition
     acquire_fsm::action cleaned_up();
     acquire_fsm::action delay_chosen(int attempt_number);
     asio::awaitable<acquire_fsm::action> retry_pause(std::chrono::milliseconds delay);
+    // A writer's attempts may have left its intent on nodes where readers refused it.
+    bool intent_left() const { return intent_left_; }
+    // Withdraws the intent (and the writer's entry of the last attempt) of a writer that gives
+    // up, as its clean-up does: once a quorum replied, the rest in the background.
+    round withdrawal_round() const
+    {
+        return release_round(*m_, value_, true, stop_rule::quorum_replied);
+    }
     guard_result failed(error_code ec) const { return {ec, failed_guard(m_, rep_)}; }
 
   private:
     bool cancelled() const { return detail::cancelled(cs_); }
+    // The intent a writer's attempt asks for: none for a single attempt. It must outlast the
+    // pause after the attempt, so that pause's delay is drawn now.
+    std::chrono::milliseconds intent_for_attempt();
     // From the action on which the machine says so, a release may wake this acquire.
     acquire_fsm::action follow(acquire_fsm::action act);
 
@@ -203,6 +221,9 @@ class acquisition
     clock::time_point start_{};
     clock::time_point until_{};
     std::uint64_t token_ = 0;
+    const bool single_attempt_;
+    std::optional<std::chrono::milliseconds> planned_delay_;
+    bool intent_left_ = false;
 };
 
 acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool single_attempt,
@@ -218,7 +239,8 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .reentrant = o_.reentrant,
             .fencing = o_.fencing}),
       pause_(c_.strand),
-      place_(c_, m_->keys, pause_)
+      place_(c_, m_->keys, pause_),
+      single_attempt_(single_attempt)
 {
 }
 
@@ -241,7 +263,7 @@ round acquisition::attempt_round()
 {
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
-    request req = acquire_request(m_->shape(), value_, o_.expiry);
+    request req = acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -258,6 +280,21 @@ round acquisition::attempt_round()
                  .replies_with_token = o_.fencing,
                  .replicas = o_.wait_for_replicas,
                  .ends_hold = place_.self().attempt_begins()};
+}
+
+std::chrono::milliseconds acquisition::intent_for_attempt()
+{
+    if (m_->kind != lock_kind::write || single_attempt_) {
+        return {};
+    }
+    try {
+        planned_delay_ = o_.retry_delay(fsm_.attempt_number());
+    } catch (const std::exception&) {
+        planned_delay_.reset();  // delay_chosen asks again, and fails the acquire
+    }
+    intent_left_ = true;
+    return writer_intent_expiry(planned_delay_.value_or(std::chrono::milliseconds(0)),
+                                node_timeout(o_.expiry, o_.timeout_factor));
 }
 
 acquire_fsm::action acquisition::attempted(std::vector<node_outcome> outcomes)
@@ -326,7 +363,8 @@ acquire_fsm::action acquisition::delay_chosen(int attempt_number)
 {
     std::chrono::milliseconds delay{};
     try {
-        delay = o_.retry_delay(attempt_number);
+        delay = planned_delay_ ? *std::exchange(planned_delay_, std::nullopt)
+                               : o_.retry_delay(attempt_number);
     } catch (const std::exception&) {
         return follow(fsm_.delay_failed());
     }
@@ -395,6 +433,9 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
                 act = co_await a.retry_pause(act.delay);
                 break;
             case acquire_step::complete:
+                if (a.intent_left()) {
+                    co_await run_round(a.nodes(), a.withdrawal_round());
+                }
                 co_return a.failed(act.ec);
         }
     }

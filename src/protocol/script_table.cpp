@@ -205,6 +205,83 @@ end
 return 1
 )lua";
 
+// ---- read-write locks: KEYS[1] a hash {mode .. ':' .. owner value: expiry} ----
+
+// Modes: 'r' a reader (any number), 'w' the writer (one), 'i' the intent of a writer that
+// waits for readers to leave (one). Expiries are the server's own milliseconds, as a
+// semaphore's, so each entry ends on its own and an owner that died blocks nobody longer than
+// its entry's expiry; the key expires with its latest entry. ARGV[1] the owner value,
+// ARGV[2] ms, ARGV[3] the mode ('r' or 'w'), ARGV[4] ms of a waiting writer's intent ('0':
+// none, a try). A reader is refused while a writer or an intent is live, so a writer that
+// waits is not overtaken by new readers; a writer is refused while a reader or another
+// writer is live, and when readers are what refuse it, its intent is recorded (unless
+// another writer's is live). Intents never refuse a writer: over several nodes writers whose
+// intents are on different nodes would otherwise refuse each other until the intents expire,
+// which every attempt postpones. With KEYS[2] (a writer's fencing counter, as fenced_acquire's)
+// a granted writer answers its token; 1 otherwise, -1 when refused.
+constexpr std::string_view rw_acquire = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local entries = redis.call('HGETALL', KEYS[1])
+local readers, writer, intent = 0, nil, nil
+for i = 1, #entries, 2 do
+  local mode, owner = string.sub(entries[i], 1, 1), string.sub(entries[i], 3)
+  if tonumber(entries[i + 1]) <= now then redis.call('HDEL', KEYS[1], entries[i])
+  elseif mode == 'r' then readers = readers + 1
+  elseif mode == 'w' then writer = owner
+  else intent = owner end
+end
+local function enter(field, ms)
+  redis.call('HSET', KEYS[1], field, string.format('%.0f', now + tonumber(ms)))
+  if redis.call('PTTL', KEYS[1]) < tonumber(ms) then redis.call('PEXPIRE', KEYS[1], ms) end
+end
+if ARGV[3] == 'r' then
+  if writer or intent then return -1 end
+else
+  if readers > 0 and ARGV[4] ~= '0' and (not intent or intent == ARGV[1]) then
+    enter('i:' .. ARGV[1], ARGV[4])
+  end
+  if readers > 0 or (writer and writer ~= ARGV[1]) then return -1 end
+  redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1])
+end
+enter(ARGV[3] .. ':' .. ARGV[1], ARGV[2])
+if not KEYS[2] then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+end
+return redis.call('INCR', KEYS[2])
+)lua";
+
+// Removes our entry of mode ARGV[2], live or expired, and with ARGV[3] '1' our intent too (a
+// writer that gave up, or released: readers may enter again); announced as in plain_release
+// (ARGV[4] the command, ARGV[5] the channel) when something went, so that waiters of both
+// modes wake. Answers 1 when the entry was live, 0 otherwise.
+constexpr std::string_view rw_release = R"lua(
+local field = ARGV[2] .. ':' .. ARGV[1]
+local expiry = tonumber(redis.call('HGET', KEYS[1], field))
+local gone = redis.call('HDEL', KEYS[1], field)
+if ARGV[3] == '1' then gone = gone + redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1]) end
+if gone > 0 and ARGV[5] then redis.call(ARGV[4], ARGV[5], ARGV[1]) end
+local t = redis.call('TIME')
+return expiry and expiry > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) and 1 or 0
+)lua";
+
+// Answers 1 when our entry of mode ARGV[2] is live, 0 otherwise; with ARGV[3], a live entry's
+// expiry becomes ARGV[3] ms from now (an extend), and the key lives at least as long. An
+// entry that expired is never taken back: a writer may have come in meanwhile.
+constexpr std::string_view rw_check_extend = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local field = ARGV[2] .. ':' .. ARGV[1]
+local expiry = tonumber(redis.call('HGET', KEYS[1], field))
+if not expiry or expiry <= now then return 0 end
+if ARGV[3] then
+  redis.call('HSET', KEYS[1], field, string.format('%.0f', now + tonumber(ARGV[3])))
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+end
+return 1
+)lua";
+
 // ---- inspection ----
 
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
@@ -270,6 +347,9 @@ constexpr std::array<row, script_count> rows{{
     {script_id::semaphore_acquire, "semaphore_acquire", 2, semaphore_acquire},
     {script_id::semaphore_release, "semaphore_release", 2, semaphore_release},
     {script_id::semaphore_check_extend, "semaphore_check_extend", 2, semaphore_check_extend},
+    {script_id::rw_acquire, "rw_acquire", any_keys, rw_acquire},
+    {script_id::rw_release, "rw_release", 1, rw_release},
+    {script_id::rw_check_extend, "rw_check_extend", 1, rw_check_extend},
     {script_id::inspect, "inspect", 1, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};

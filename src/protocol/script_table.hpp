@@ -42,6 +42,12 @@ enum class script_id : std::uint8_t {
     semaphore_release,
     /// Answers whether our permit is live and, given an expiry, extends it.
     semaphore_check_extend,
+    /// Read-write locks (a hash {mode:owner value: expiry in the server's ms}: readers, a
+    /// writer, a waiting writer's intent).
+    rw_acquire,
+    rw_release,
+    /// Answers whether our entry is live and, given an expiry, extends it.
+    rw_check_extend,
     /// client::async_inspect: one key's type, TTL and contents, read-only.
     inspect,
     /// fenced_store: a read or write admitted by its fencing token.

@@ -49,6 +49,31 @@ request semaphore_acquire_request(const lock_shape& lock, std::string_view value
         read_semaphore_acquire_reply};
 }
 
+bool read_write(const lock_shape& lock)
+{
+    return lock.kind == lock_kind::read || lock.kind == lock_kind::write;
+}
+
+// A read-write lock's entry names its mode: 'r' a reader, 'w' the writer.
+std::string_view mode_of(const lock_shape& lock)
+{
+    return lock.kind == lock_kind::read ? "r" : "w";
+}
+
+// A writer with fencing bumps the counter beside the key and answers its token.
+request rw_acquire_request(const lock_shape& lock, std::string_view value, const std::string& ms,
+                           std::chrono::milliseconds intent)
+{
+    std::vector<std::string> keys{lock.keys.front()};
+    const bool fenced = lock.fencing && lock.kind == lock_kind::write;
+    if (fenced) {
+        keys.push_back(fence_key(lock.prefix, lock.keys.front(), lock.in_cluster));
+    }
+    return {script_command(script_id::rw_acquire, keys,
+                           {value, ms, mode_of(lock), std::to_string(intent.count())}),
+            fenced ? read_fenced_acquire_reply : read_script_reply};
+}
+
 }  // namespace
 
 std::string cluster_key_problem(lock_shape lock)
@@ -80,9 +105,13 @@ std::string cluster_key_problem(lock_shape lock)
     return {};
 }
 
-request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry)
+request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
+                        std::chrono::milliseconds intent)
 {
     const std::string ms = std::to_string(expiry.count());
+    if (read_write(lock)) {
+        return rw_acquire_request(lock, value, ms, intent);
+    }
     if (lock.kind == lock_kind::semaphore) {
         return semaphore_acquire_request(lock, value, ms);
     }
@@ -152,7 +181,7 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
     return node_status::ok;
 }
 
-request release_request(lock_shape lock, std::string_view value, bool announce)
+request release_request(lock_shape lock, std::string_view value, bool announce, bool keep_intent)
 {
     std::vector<std::string> channels;
     if (announce) {
@@ -165,6 +194,11 @@ request release_request(lock_shape lock, std::string_view value, bool announce)
         return {
             script_command(script_id::semaphore_release, semaphore_keys(lock), {value}, channels),
             read_script_reply};
+    }
+    if (read_write(lock)) {
+        return {script_command(script_id::rw_release, {lock.keys.front()},
+                               {value, mode_of(lock), keep_intent ? "0" : "1"}, channels),
+                read_script_reply};
     }
     return {script_command(lock.reentrant ? script_id::reentrant_release : script_id::plain_release,
                            lock.keys, {value}, channels),
@@ -180,6 +214,12 @@ request extend_request(lock_shape lock, std::string_view value, std::chrono::mil
         return {
             script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value, ms}),
             read_script_reply};
+    }
+    if (read_write(lock)) {
+        // An entry that expired is never recreated: make_rw_mutex refuses set_nx_on_extend.
+        return {script_command(script_id::rw_check_extend, {lock.keys.front()},
+                               {value, mode_of(lock), ms}),
+                read_script_reply};
     }
     return {script_command(
                 lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
@@ -202,6 +242,11 @@ request check_request(lock_shape lock, std::string_view value)
     if (lock.kind == lock_kind::semaphore) {
         return {script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value}),
                 read_script_reply};
+    }
+    if (read_write(lock)) {
+        return {
+            script_command(script_id::rw_check_extend, {lock.keys.front()}, {value, mode_of(lock)}),
+            read_script_reply};
     }
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;

@@ -10,7 +10,9 @@
 // - reentrant: each key is a hash {owner value: hold count}; the same owner acquiring again
 //   increments the count, and each release decrements it; the key goes at zero.
 // And semaphores, over one name: a sorted set {owner value: expiry in the server's ms} of up
-// to `permits` live holders, with the limit in a key beside it (`limit_key`).
+// to `permits` live holders, with the limit in a key beside it (`limit_key`). And read-write
+// locks, over one name: a hash {mode:owner value: expiry in the server's ms} of readers, a
+// writer and a waiting writer's intent.
 // Each request is one command or one script of the table (script_table.hpp), whose answer
 // a reply reader turns into a node_status.
 
@@ -39,6 +41,10 @@ enum class lock_kind : std::uint8_t {
     exclusive,
     /// Up to `lock_shape::permits` owners, each with a permit of its own.
     semaphore,
+    /// A reader of a read-write lock: readers hold it together, each with an entry of its own.
+    read,
+    /// The writer of a read-write lock: alone, neither with readers nor with another writer.
+    write,
 };
 
 /// What a lock is made of.
@@ -69,13 +75,19 @@ struct request
     reply_reader read;
 };
 
-/// Acquire: SET key value NX PX for one plain key; a script otherwise.
-request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry);
+/// Acquire: SET key value NX PX for one plain key; a script otherwise. `intent`: for the
+/// writer of a read-write lock that will wait, how long its intent keeps new readers out
+/// when readers refuse it (0: a single attempt records none).
+request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
+                        std::chrono::milliseconds intent = {});
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
-/// each deleted key's release channel (`release_channel`) unless `announce` is false.
-request release_request(lock_shape lock, std::string_view value, bool announce);
+/// each deleted key's release channel (`release_channel`) unless `announce` is false. The
+/// writer of a read-write lock also withdraws its intent, unless `keep_intent` (the clean-up
+/// between the attempts of a writer that waits on).
+request release_request(lock_shape lock, std::string_view value, bool announce,
+                        bool keep_intent = false);
 /// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
 /// that vanished (unless another owner holds one).
 request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
