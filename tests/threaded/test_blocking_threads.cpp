@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The blocking facade used from several threads at once: threads sharing one mutex, threads
 // with mutexes of their own on two clients, timeouts, and a client destroyed while threads
-// wait; threads taking permits of semaphores. Run under ThreadSanitizer too: the counter that the
-// shared mutex protects is a plain int, so a missing happens-before between two holders is a
-// reported race.
+// wait; threads taking permits of semaphores; readers and writers of read-write locks. Run under
+// ThreadSanitizer too: the counter that the shared mutex protects is a plain int, so a missing
+// happens-before between two holders is a reported race.
 
 #include <redlock/blocking.hpp>
 
@@ -15,6 +15,7 @@
 #include <future>
 #include <mutex>
 #include <random>
+#include <shared_mutex>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -55,6 +56,16 @@ struct failures
         }
     }
 };
+
+// Many tries after short random delays: contenders that split the nodes between them retry
+// apart.
+redlock::options retrying_apart()
+{
+    return {.expiry = 10s, .tries = 100000, .retry_delay = [](int) {
+                thread_local std::minstd_rand engine{std::random_device{}()};
+                return std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 20)(engine));
+            }};
+}
 
 void join_all(std::vector<std::thread>& threads)
 {
@@ -230,12 +241,7 @@ BOOST_AUTO_TEST_CASE(threads_on_two_clients_never_hold_more_permits_than_there_a
     redlock::test::redis_cluster nodes(3);
     redlock::blocking::client first(redlock::config::from_urls(nodes.urls()));
     redlock::blocking::client second(redlock::config::from_urls(nodes.urls()));
-    // Short random delays: contenders that split the nodes between them retry apart.
-    const redlock::options opts{
-        .expiry = 10s, .tries = 100000, .retry_delay = [](int) {
-            thread_local std::minstd_rand engine{std::random_device{}()};
-            return std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 20)(engine));
-        }};
+    const redlock::options opts = retrying_apart();
     constexpr int per_client = 3;
     constexpr int rounds = 6;
     occupancy occ;
@@ -338,6 +344,106 @@ BOOST_AUTO_TEST_CASE(destroying_the_client_ends_waits_for_permits_and_gives_them
     }
     BOOST_TEST(held.held() == 0u);
     BOOST_CHECK_THROW(held.release(), boost::system::system_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(blocking_rw_mutex_threads)
+
+BOOST_AUTO_TEST_CASE(readers_and_writers_on_two_clients_through_shared_and_unique_locks)
+{
+    redlock::test::redis_cluster nodes(3);
+    redlock::blocking::client first(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::client second(redlock::config::from_urls(nodes.urls()));
+    const redlock::options opts = retrying_apart();
+    // The threads of a client share its object, as threads share a std::shared_mutex.
+    std::vector<redlock::blocking::rw_mutex> locks{first.make_rw_mutex("threads:table", opts),
+                                                   second.make_rw_mutex("threads:table", opts)};
+    constexpr int writers = 2;
+    constexpr int readers = 4;
+    constexpr int rounds = 5;
+    int counter = 0;  // written by writers only while they hold the lock
+    std::atomic<int> reading{0};
+    std::atomic<int> writing{0};
+    std::atomic<int> overlaps{0};
+    std::atomic<int> most_readers{0};
+    failures failed;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < writers + readers; ++i) {
+        auto& m = locks[static_cast<std::size_t>(i % 2)];
+        threads.emplace_back([&, i] {
+            try {
+                for (int round = 0; round < rounds; ++round) {
+                    if (i < writers) {
+                        std::unique_lock held(m);
+                        overlaps += (++writing != 1 || reading.load() != 0) ? 1 : 0;
+                        const int read = counter;
+                        std::this_thread::yield();  // widen the window a second holder would hit
+                        counter = read + 1;
+                        --writing;
+                    } else {
+                        std::shared_lock held(m);
+                        const int now = ++reading;
+                        int seen = most_readers.load();
+                        while (now > seen && !most_readers.compare_exchange_weak(seen, now)) {
+                        }
+                        overlaps += writing.load() != 0 ? 1 : 0;
+                        const int before = counter;
+                        std::this_thread::sleep_for(2ms);
+                        overlaps += counter != before ? 1 : 0;
+                        --reading;
+                    }
+                }
+            } catch (const std::exception& e) {
+                failed.note(e);
+            }
+        });
+    }
+    join_all(threads);
+    BOOST_TEST(failed.count.load() == 0, failed.first);
+    BOOST_TEST(overlaps.load() == 0);
+    BOOST_TEST(counter == writers * rounds);
+    BOOST_TEST(most_readers.load() >= 1);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redlock::test::eventually([&] {
+            return redlock::test::redis_command(nodes[i].port(), {"EXISTS", "threads:table"}) ==
+                   "0";
+        }));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(several_threads_hold_one_object_shared_at_once)
+{
+    redlock::test::redis_cluster nodes(1);
+    redlock::blocking::client c(redlock::config::from_urls(nodes.urls()));
+    redlock::blocking::rw_mutex m = c.make_rw_mutex("threads:shared-read", {.expiry = 10s});
+    constexpr int threads_count = 4;
+    std::atomic<int> holding{0};
+    std::promise<void> all_in;
+    std::shared_future<void> go = all_in.get_future().share();
+    failures failed;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < threads_count; ++i) {
+        threads.emplace_back([&] {
+            try {
+                std::shared_lock held(m);
+                if (++holding == threads_count) {
+                    all_in.set_value();
+                }
+                // Each holds until all hold: with one holder at a time this would never end.
+                if (go.wait_for(10s) != std::future_status::ready) {
+                    throw std::runtime_error("the readers never held the lock together");
+                }
+            } catch (const std::exception& e) {
+                failed.note(e);
+            }
+        });
+    }
+    join_all(threads);
+    BOOST_TEST(failed.count.load() == 0, failed.first);
+    BOOST_TEST(holding.load() == threads_count);
+    BOOST_TEST(redlock::test::redis_command(nodes[0].port(), {"EXISTS", "threads:shared-read"}) ==
+               "0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
