@@ -199,6 +199,26 @@ BOOST_AUTO_TEST_CASE(one_server_admits_permits_holders_and_a_release_lets_the_ne
     }());
 }
 
+BOOST_AUTO_TEST_CASE(a_key_prefix_goes_before_the_holders_and_the_limit)
+{
+    redis_cluster nodes(1);
+    asio::io_context io;
+    redlock::config cfg = config::from_urls(nodes.urls());
+    cfg.key_prefix = "app:";
+    redlock::client c(io.get_executor(), cfg);
+    auto s = c.make_semaphore("gpu", 1);
+    BOOST_TEST(s.name() == "gpu");
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await s.acquire();
+        BOOST_TEST(holders_on(nodes[0].port(), "app:gpu") == 1);
+        BOOST_TEST((redis_get(nodes[0].port(), "app:redlock:limit:gpu") == "1"));
+        BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "gpu"}) == "0");
+        co_await g.release();
+        BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "app:gpu"}) == "0");
+        co_return 0;
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(never_more_holders_than_permits_over_three_and_five_masters)
 {
     for (std::size_t n : {3u, 5u}) {
