@@ -31,8 +31,8 @@ namespace redlock {
 /// Each permit is an entry of its own, owned by the guard's random value: on each node a
 /// sorted set under the semaphore's name holds the live permits with their expiries, and
 /// the limit is kept beside it (both in the name's Redis Cluster slot). An acquisition needs
-/// `quorum()` nodes to grant it, more than a majority once there are several permits: see
-/// docs/safety.md for why, and for what it costs.
+/// `quorum()` nodes to grant it, at least a majority and often more once there are several
+/// permits: see docs/safety.md for why, and for what it costs.
 class semaphore
 {
   public:

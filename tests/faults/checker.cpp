@@ -169,6 +169,29 @@ std::vector<overlap> find_overlaps(const std::vector<section>& sections)
     return out;
 }
 
+std::size_t most_at_once_in_validity(const std::vector<section>& sections)
+{
+    // A sweep per key over the windows' edges; at one instant an end comes before a start.
+    std::map<std::string_view, std::vector<std::pair<std::int64_t, int>>> edges;
+    for (const auto& s : sections) {
+        const std::int64_t end = std::min(s.end_ns, s.until_ns);
+        if (end <= s.start_ns)
+            continue;  // began past its validity: no window
+        edges[s.key].emplace_back(s.start_ns, +1);
+        edges[s.key].emplace_back(end, -1);
+    }
+    std::size_t most = 0;
+    for (auto& [key, list] : edges) {
+        std::sort(list.begin(), list.end());
+        long inside = 0;
+        for (const auto& [at, step] : list) {
+            inside += step;
+            most = std::max(most, static_cast<std::size_t>(std::max(inside, 0L)));
+        }
+    }
+    return most;
+}
+
 tally count(const std::vector<section>& sections, std::size_t acquire_failures,
             const final_counters& finals)
 {

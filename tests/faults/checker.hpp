@@ -77,6 +77,16 @@ struct overlap
 // Every overlapping pair (same key, different owners), ordered by the earlier section's start.
 std::vector<overlap> find_overlaps(const std::vector<section>& sections);
 
+// ---- locks with several holders ----
+//
+// A semaphore of L permits admits at most L holders at once. What counts is each section
+// within its owner's validity, [start, min(end, until)]: a client that overruns its permit is
+// not the lock's failure.
+
+// The most sections of one key whose validity windows share an instant (touching ends do not
+// count), over all keys; 0 without sections.
+std::size_t most_at_once_in_validity(const std::vector<section>& sections);
+
 // The resource server's counters at the end, per key (absent key: 0).
 struct final_counters
 {

@@ -54,11 +54,13 @@
 // the row gives per failover the locks that got a second owner, the time until the new master
 // was in charge and the time until locking resumed.
 //
-// Two more scenarios start processes of their own instead (see their functions below):
+// Three more scenarios start processes of their own instead (see their functions below):
 // stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
-// leave no key behind once they resume) and processes-share-a-key (four processes with three
+// leave no key behind once they resume), processes-share-a-key (four processes with three
 // waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
-// at least a quarter of the mean share).
+// at least a quarter of the mean share) and semaphore-nodes-stopped (a semaphore of 2 permits
+// on 5 nodes, one node after another stopped: never 3 holders within their validity, 2 at
+// once at some point, every process served).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
@@ -1925,6 +1927,15 @@ std::string join_urls(const std::vector<std::unique_ptr<rt::redis_server>>& node
     return urls;
 }
 
+// `n` fresh redis-servers.
+std::vector<std::unique_ptr<rt::redis_server>> start_servers(int n)
+{
+    std::vector<std::unique_ptr<rt::redis_server>> nodes;
+    for (int i = 0; i < n; ++i)
+        nodes.push_back(std::make_unique<rt::redis_server>());
+    return nodes;
+}
+
 // Reads `reader` until a line of `kind` appears and returns it; throws after `limit`, or when
 // the worker ends or reports a fatal error first.
 rf::log_line wait_line(log_reader& reader, worker_process& w, std::string_view kind, ms limit)
@@ -1960,9 +1971,7 @@ constexpr ms probe_expiry = 10000ms;
 void stalled_majority_leaves_no_key()
 {
     log_dir dir;
-    std::vector<std::unique_ptr<rt::redis_server>> nodes;
-    for (int i = 0; i < 3; ++i)
-        nodes.push_back(std::make_unique<rt::redis_server>());
+    auto nodes = start_servers(3);
     const std::string key = "lock:probe";
     const std::string log = dir.path + "/probe.log";
     log_reader reader(log);
@@ -2036,38 +2045,57 @@ constexpr ms sharing_duration = 5000ms;
 constexpr ms sharing_hold = 2ms;
 constexpr double least_fair_share = 0.3;
 
-void processes_share_one_key()
+// What worker processes in mode waiters did: their sections, failed acquisitions, and what
+// went wrong with the processes themselves.
+struct waiter_processes
 {
-    const std::string name = "processes-share-a-key";
-    const ms duration = soak_requested() ? sharing_duration * 10 : sharing_duration;
-    log_dir dir;
-    std::vector<std::unique_ptr<rt::redis_server>> nodes;
-    for (int i = 0; i < 3; ++i)
-        nodes.push_back(std::make_unique<rt::redis_server>());
+    std::vector<rf::section> sections;
+    std::size_t failures = 0;
+    std::vector<std::string> problems;
+};
+
+// Runs `processes` workers in mode waiters (`waiters_per_process` each, on the first lock key,
+// with `extra` arguments) against `nodes` for `duration`, calls `during(until)` meanwhile (a
+// background fault, or nothing), and collects what they logged once they ended.
+waiter_processes run_waiter_processes(log_dir& dir, const std::string& nodes, int processes,
+                                      ms expiry, ms duration, const std::vector<std::string>& extra,
+                                      const std::function<void(steady::time_point)>& during)
+{
     std::vector<std::string> logs;
     std::vector<std::unique_ptr<worker_process>> workers;
-    for (int i = 0; i < sharing_processes; ++i) {
+    for (int i = 0; i < processes; ++i) {
         logs.push_back(dir.path + "/worker-" + std::to_string(i) + ".log");
-        workers.push_back(std::make_unique<worker_process>(
-            i,
-            std::vector<std::string>{REDLOCK_FAULT_WORKER, "--id", std::to_string(i), "--mode",
-                                     "waiters", "--waiters", std::to_string(waiters_per_process),
-                                     "--nodes", join_urls(nodes), "--keys", lock_keys.front(),
-                                     "--expiry-ms", std::to_string(sharing_expiry.count()),
-                                     "--work-ms", std::to_string(sharing_hold.count()),
-                                     "--duration-ms", std::to_string(duration.count())},
-            logs.back()));
+        std::vector<std::string> args{REDLOCK_FAULT_WORKER,
+                                      "--id",
+                                      std::to_string(i),
+                                      "--mode",
+                                      "waiters",
+                                      "--waiters",
+                                      std::to_string(waiters_per_process),
+                                      "--nodes",
+                                      nodes,
+                                      "--keys",
+                                      lock_keys.front(),
+                                      "--expiry-ms",
+                                      std::to_string(expiry.count()),
+                                      "--work-ms",
+                                      std::to_string(sharing_hold.count()),
+                                      "--duration-ms",
+                                      std::to_string(duration.count())};
+        args.insert(args.end(), extra.begin(), extra.end());
+        workers.push_back(std::make_unique<worker_process>(i, std::move(args), logs.back()));
     }
-    std::vector<std::string> problems;
+    waiter_processes out;
+    if (during)
+        during(steady::now() + duration);
     const auto deadline = steady::now() + duration + exit_grace;
     for (auto& w : workers) {
         if (!w->wait_exit(deadline))
-            problems.push_back("worker " + std::to_string(w->id()) + " did not exit in time");
+            out.problems.push_back("worker " + std::to_string(w->id()) + " did not exit in time");
         else if (!w->exited_ok())
-            problems.push_back("worker " + std::to_string(w->id()) + ": " + w->describe_status());
+            out.problems.push_back("worker " + std::to_string(w->id()) + ": " +
+                                   w->describe_status());
     }
-    std::vector<rf::section> sections;
-    std::size_t failures = 0;
     for (std::size_t i = 0; i < logs.size(); ++i) {
         log_reader reader(logs[i]);
         for (const auto& text : reader.new_lines()) {
@@ -2076,22 +2104,59 @@ void processes_share_one_key()
                 continue;
             if (line->kind == "section") {
                 if (auto s = rf::parse_section(*line, static_cast<int>(i)))
-                    sections.push_back(std::move(*s));
+                    out.sections.push_back(std::move(*s));
                 else
-                    problems.push_back("worker " + std::to_string(i) + " (bad): " + text);
+                    out.problems.push_back("worker " + std::to_string(i) + " (bad): " + text);
             } else if (line->kind == "acquire_failed") {
-                ++failures;
+                ++out.failures;
             } else if (line->kind == "fatal") {
-                problems.push_back("worker " + std::to_string(i) + ": " + text);
+                out.problems.push_back("worker " + std::to_string(i) + ": " + text);
             }
         }
     }
+    return out;
+}
+
+// "a/b/c" of the counts, for the line under a row.
+std::string slashed(const std::vector<std::size_t>& counts)
+{
+    std::string out;
+    for (auto n : counts)
+        out += (out.empty() ? "" : "/") + std::to_string(n);
+    return out;
+}
+
+void report_problems(const std::string& name, log_dir& dir, bool passed,
+                     const std::vector<std::string>& problems,
+                     const std::vector<std::string>& violated)
+{
+    if (!passed)
+        dir.keep = true;
+    for (const auto& p : problems)
+        BOOST_ERROR(name << ": " << p << " (logs in " << dir.path << ")");
+    for (const auto& v : violated)
+        BOOST_ERROR(name << ": " << v << " (logs in " << dir.path << ")");
+}
+
+ms sharing_run()
+{
+    return soak_requested() ? sharing_duration * 10 : sharing_duration;
+}
+
+void processes_share_one_key()
+{
+    const std::string name = "processes-share-a-key";
+    const ms duration = sharing_run();
+    log_dir dir;
+    auto nodes = start_servers(3);
+    const auto ran = run_waiter_processes(dir, join_urls(nodes), sharing_processes, sharing_expiry,
+                                          duration, {}, {});
 
     const rf::expectation expect{.safe = true};
-    const rf::tally t = rf::count(sections, failures, {});
+    const rf::tally t = rf::count(ran.sections, ran.failures, {});
     auto violated = rf::violations(t, expect);
-    const auto longest = rf::longest_same_process_run(sections);
-    const auto shares = rf::sections_per_process(sections, sharing_processes);
+    const auto longest = rf::longest_same_process_run(ran.sections);
+    const auto shares = rf::sections_per_process(ran.sections, sharing_processes);
     const double least = rf::least_share(shares);
     const double longest_ms = longest ? static_cast<double>(longest->span_ns()) / 1e6 : 0.0;
     if (longest && longest_ms > static_cast<double>(sharing_expiry.count()))
@@ -2103,23 +2168,71 @@ void processes_share_one_key()
     if (least < least_fair_share)
         violated.push_back("the least served process got " + std::to_string(least) +
                            " of the mean share, less than " + std::to_string(least_fair_share));
-    const bool passed = problems.empty() && violated.empty();
+    const bool passed = ran.problems.empty() && violated.empty();
     print_row(rf::table_row(name, expect, t, passed));
-    std::string per;
-    for (auto n : shares)
-        per += (per.empty() ? "" : "/") + std::to_string(n);
     std::cout << "  " << sharing_processes << " processes x " << waiters_per_process
-              << " waiters: acquisitions per process " << per << " (least / mean "
+              << " waiters: acquisitions per process " << slashed(shares) << " (least / mean "
               << static_cast<int>(least * 100 + 0.5) << "%), longest run by one process "
               << (longest ? longest->sections : 0) << " acquisitions in "
               << static_cast<long>(longest_ms) << " ms\n"
               << std::flush;
-    if (!passed)
-        dir.keep = true;
-    for (const auto& p : problems)
-        BOOST_ERROR(name << ": " << p << " (logs in " << dir.path << ")");
-    for (const auto& v : violated)
-        BOOST_ERROR(name << ": " << v << " (logs in " << dir.path << ")");
+    report_problems(name, dir, passed, ran.problems, violated);
+}
+
+// A semaphore of 2 permits on 5 nodes (a permit needs 4 of them, docs/safety.md), four
+// processes of three waiters each, while one node after another is stopped (SIGSTOP) and
+// resumed: never more than 2 holders within their validity, and both permits in use at once
+// at some point (it is not a mutex); every process gets permits, also while a node is stopped
+// (5 - 4 = 1 node may be down).
+constexpr int semaphore_permits = 2;
+constexpr ms semaphore_expiry = 1000ms;
+
+void stop_one_node_after_another(std::vector<std::unique_ptr<rt::redis_server>>& nodes,
+                                 steady::time_point until)
+{
+    std::mt19937 rng(base_seed());
+    std::uniform_int_distribution<std::size_t> pick(0, nodes.size() - 1);
+    while (steady::now() < until) {
+        auto& victim = *nodes[pick(rng)];
+        victim.pause();
+        sleep_bounded(400ms, until);
+        victim.resume();
+        sleep_bounded(200ms, until);
+    }
+}
+
+void semaphore_with_nodes_stopped()
+{
+    const std::string name = "semaphore-nodes-stopped";
+    const ms duration = sharing_run();
+    log_dir dir;
+    auto nodes = start_servers(5);
+    const auto ran = run_waiter_processes(
+        dir, join_urls(nodes), sharing_processes, semaphore_expiry, duration,
+        {"--permits", std::to_string(semaphore_permits)},
+        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+
+    const std::size_t most = rf::most_at_once_in_validity(ran.sections);
+    const auto shares = rf::sections_per_process(ran.sections, sharing_processes);
+    std::vector<std::string> violated;
+    if (most > static_cast<std::size_t>(semaphore_permits))
+        violated.push_back(std::to_string(most) + " holders at once within their validity, more " +
+                           "than the " + std::to_string(semaphore_permits) + " permits");
+    if (most < static_cast<std::size_t>(semaphore_permits))
+        violated.push_back("never " + std::to_string(semaphore_permits) +
+                           " holders at once: the permits were not shared");
+    for (std::size_t i = 0; i < shares.size(); ++i)
+        if (shares[i] == 0)
+            violated.push_back("process " + std::to_string(i) + " got no permit");
+    const bool passed = ran.problems.empty() && violated.empty();
+    std::cout << name << ": " << semaphore_permits << " permits on " << nodes.size()
+              << " nodes, one stopped after another; " << sharing_processes << " processes x "
+              << waiters_per_process << " waiters: " << ran.sections.size()
+              << " permits held (per process " << slashed(shares) << "), at most " << most
+              << " at once within their validity, " << ran.failures << " acquires failed  "
+              << (passed ? "ok" : "FAIL") << "\n"
+              << std::flush;
+    report_problems(name, dir, passed, ran.problems, violated);
 }
 
 }  // namespace
@@ -2169,6 +2282,10 @@ BOOST_AUTO_TEST_CASE(failed_acquire_on_a_stalled_majority_leaves_no_key)
 BOOST_AUTO_TEST_CASE(processes_with_several_waiters_share_a_key)
 {
     processes_share_one_key();
+}
+BOOST_AUTO_TEST_CASE(semaphore_permits_with_nodes_stopped_one_after_another)
+{
+    semaphore_with_nodes_stopped();
 }
 BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
 {

@@ -114,6 +114,21 @@ BOOST_AUTO_TEST_CASE(an_overlap_after_the_earlier_owners_validity_is_told_apart)
     BOOST_TEST(!found[0].in_validity);
 }
 
+BOOST_AUTO_TEST_CASE(holders_at_once_are_counted_per_key_within_validity)
+{
+    BOOST_TEST(most_at_once_in_validity({}) == 0u);
+    // a, b and c share [20, 30) on k; d is on another key; e ends as f starts (not at once).
+    std::vector<section> s{make("k", "a", 0, 30),  make("k", "b", 10, 40), make("k", "c", 20, 50),
+                           make("j", "d", 0, 100), make("i", "e", 0, 10),  make("i", "f", 10, 20)};
+    BOOST_TEST(most_at_once_in_validity(s) == 3u);
+    // c's validity ran out at 20, before it began: it never held a permit in validity.
+    s[2].until_ns = 20;
+    BOOST_TEST(most_at_once_in_validity(s) == 2u);
+    // a's validity ends at 10, as b begins: a and b no longer overlap either.
+    s[0].until_ns = 10;
+    BOOST_TEST(most_at_once_in_validity(s) == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(lost_updates_are_accepted_writes_minus_the_final_counter)
 {
     std::vector<section> v = {make("a", "o1", 0, 10), make("a", "o2", 20, 30),

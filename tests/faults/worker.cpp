@@ -33,8 +33,9 @@
 // Two more modes serve scenarios that need no resource server (--resource-port may be left
 // out for them):
 //
-//   --mode waiters --waiters N   N coroutines of this one client take turns on the first key
-//       of K, each re-acquiring right after its own release, until D ms have passed. Each
+//   --mode waiters --waiters N [--permits L]   N coroutines of this one client take turns on
+//       the first key of K (a mutex, or with L a semaphore of L permits), each re-acquiring
+//       right after its own release, until D ms have passed. Each
 //       critical section (a hold of W ms) is a `section` line with no fenced or shadow work, so
 //       that the driver sees which process held the key when, and for how long in a row.
 //   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
@@ -112,6 +113,7 @@ struct arguments
     unsigned seed = 0;
     std::string mode = "sections";
     int waiters = 1;
+    int permits = 0;  // mode waiters: 0 locks a mutex, L a semaphore of L permits
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -199,6 +201,8 @@ arguments parse(int argc, char** argv)
             a.mode = std::string(value);
         else if (flag == "--waiters")
             a.waiters = static_cast<int>(number(flag, value));
+        else if (flag == "--permits")
+            a.permits = static_cast<int>(number(flag, value));
         else if (flag == "--wait-for-replicas")
             a.wait_for_replicas = static_cast<int>(number(flag, value));
         else if (flag == "--auto-extend")
@@ -359,18 +363,15 @@ asio::awaitable<totals> work(const arguments& a, redlock::client& client)
     co_return t;
 }
 
-// Mode waiters: one of `a.waiters` coroutines. It logs its sections; the counts go to `t`.
-asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, totals& t)
+// Mode waiters: one of `a.waiters` coroutines, on `lock` (a mutex or a semaphore). It logs its
+// sections; the counts go to `t`.
+template <class Lock>
+asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
 {
     const std::string& key = a.keys.front();
-    // A mutex per coroutine: each is an owner of its own, as separate threads of one program
-    // would be. The library's default retry delay, since that is what most callers run with.
-    auto m = client.make_mutex(key, {.expiry = a.expiry,
-                                     .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
-                                     .wait_for_replicas = a.wait_for_replicas});
     const auto deadline = std::chrono::steady_clock::now() + a.duration;
     while (std::chrono::steady_clock::now() < deadline && !end_requested) {
-        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        auto [ec, g] = co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
         if (ec) {
             ++t.acquire_failures;
             emit("acquire_failed key=" + key + " code=" + std::to_string(ec.value()) +
@@ -391,6 +392,19 @@ asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, to
             emit("release_failed key=" + key + " why=" + one_line(rel_ec.message()));
         // No pause: acquiring again at once is what lets one process keep the key to itself.
     }
+}
+
+// A lock per coroutine: each is an owner of its own, as separate threads of one program would
+// be. The library's default retry delay, since that is what most callers run with.
+asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, totals& t)
+{
+    const redlock::options opts{.expiry = a.expiry,
+                                .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
+                                .wait_for_replicas = a.wait_for_replicas};
+    if (a.permits > 0)
+        co_await take_turns(a, client.make_semaphore(a.keys.front(), a.permits, opts), t);
+    else
+        co_await take_turns(a, client.make_mutex(a.keys.front(), opts), t);
 }
 
 asio::awaitable<totals> waiters(const arguments& a, redlock::client& client)

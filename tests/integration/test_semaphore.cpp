@@ -8,7 +8,10 @@
 #include "fixture.hpp"
 #include "sentinel_deployment.hpp"
 
+#include "protocol/script_table.hpp"
+
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -91,6 +94,16 @@ asio::awaitable<int> release(redlock::guard& g)
 
 // Many retries, each after a short random delay: contenders that split the nodes between
 // them must not retry in step.
+// Runs semaphore script `id` on `port` with the holders' key "s" and its limit, as the
+// client does; the reply as redis_command gives it.
+std::string script(std::uint16_t port, detail::script_id id, std::vector<std::string> args)
+{
+    std::vector<std::string> command{"EVAL", std::string(detail::script_of(id).text), "2", "s",
+                                     "redlock:limit:s"};
+    command.insert(command.end(), args.begin(), args.end());
+    return redis_command(port, command);
+}
+
 options quick()
 {
     return {.expiry = 5s, .tries = 1000, .retry_delay = [](int) {
@@ -100,6 +113,40 @@ options quick()
 }
 
 BOOST_AUTO_TEST_SUITE(semaphore)
+
+BOOST_AUTO_TEST_CASE(the_scripts_count_live_permits_only_and_keep_one_limit)
+{
+    using detail::script_id;
+    redis_server node;
+    const std::uint16_t p = node.port();
+    BOOST_TEST(script(p, script_id::semaphore_acquire, {"a", "10000", "1"}) == "1");
+    BOOST_TEST(script(p, script_id::semaphore_acquire, {"b", "10000", "1"}) == "-1");
+    // A retried request of the holder is granted again: the permit is already its own.
+    BOOST_TEST(script(p, script_id::semaphore_acquire, {"a", "10000", "1"}) == "1");
+    BOOST_TEST(holders_on(p, "s") == 1);
+    // Another limit while holders are there: the code with both numbers, and nothing changes.
+    BOOST_TEST(script(p, script_id::semaphore_acquire, {"c", "10000", "2"}) == "-2 1 2");
+    BOOST_TEST(holders_on(p, "s") == 1);
+    // Both keys expire with the last holder, by the server's clock.
+    const long long ttl = redis_pttl(p, "s");
+    BOOST_TEST((ttl > 9000 && ttl <= 10000));
+    BOOST_TEST(std::abs(redis_pttl(p, "redlock:limit:s") - ttl) <= 5);
+
+    BOOST_TEST(script(p, script_id::semaphore_check_extend, {"a"}) == "1");
+    BOOST_TEST(script(p, script_id::semaphore_check_extend, {"b"}) == "0");
+    BOOST_TEST(script(p, script_id::semaphore_check_extend, {"a", "60"}) == "1");
+    BOOST_TEST(redis_pttl(p, "s") <= 60);  // the extension sets the new expiry, shorter here
+    BOOST_TEST(
+        eventually([&] { return script(p, script_id::semaphore_check_extend, {"a"}) == "0"; }));
+    // The expired permit no longer counts, and its limit is forgotten with it.
+    BOOST_TEST(script(p, script_id::semaphore_acquire, {"b", "10000", "3"}) == "1");
+    BOOST_TEST(holders_on(p, "s") == 1);
+    BOOST_TEST((redis_get(p, "redlock:limit:s") == "3"));
+    // Release: 1 for a live permit, 0 for one that is not there; the last takes the limit.
+    BOOST_TEST(script(p, script_id::semaphore_release, {"a"}) == "0");
+    BOOST_TEST(script(p, script_id::semaphore_release, {"b"}) == "1");
+    BOOST_TEST(redis_command(p, {"EXISTS", "s", "redlock:limit:s"}) == "0");
+}
 
 BOOST_AUTO_TEST_CASE(one_server_admits_permits_holders_and_a_release_lets_the_next_in)
 {
@@ -148,6 +195,26 @@ BOOST_AUTO_TEST_CASE(one_server_admits_permits_holders_and_a_release_lets_the_ne
         co_await c3.release();
         // The last holder takes the limit with it.
         BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "gpu", "redlock:limit:gpu"}) == "0");
+        co_return 0;
+    }());
+}
+
+BOOST_AUTO_TEST_CASE(a_key_prefix_goes_before_the_holders_and_the_limit)
+{
+    redis_cluster nodes(1);
+    asio::io_context io;
+    redlock::config cfg = config::from_urls(nodes.urls());
+    cfg.key_prefix = "app:";
+    redlock::client c(io.get_executor(), cfg);
+    auto s = c.make_semaphore("gpu", 1);
+    BOOST_TEST(s.name() == "gpu");
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await s.acquire();
+        BOOST_TEST(holders_on(nodes[0].port(), "app:gpu") == 1);
+        BOOST_TEST((redis_get(nodes[0].port(), "app:redlock:limit:gpu") == "1"));
+        BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "gpu"}) == "0");
+        co_await g.release();
+        BOOST_TEST(redis_command(nodes[0].port(), {"EXISTS", "app:gpu"}) == "0");
         co_return 0;
     }());
 }
