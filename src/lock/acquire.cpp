@@ -202,8 +202,9 @@ class acquisition
 
   private:
     bool cancelled() const { return detail::cancelled(cs_); }
-    // The intent a writer's attempt asks for: none for a single attempt. It must outlast the
-    // pause after the attempt, so that pause's delay is drawn now.
+    // The intent a writer's attempt asks for: none for a single attempt, nor for the last of
+    // its tries. It must outlast the pause after the attempt, so that pause's delay is drawn
+    // now.
     std::chrono::milliseconds intent_for_attempt();
     // From the action on which the machine says so, a release may wake this acquire.
     acquire_fsm::action follow(acquire_fsm::action act);
@@ -284,7 +285,7 @@ round acquisition::attempt_round()
 
 std::chrono::milliseconds acquisition::intent_for_attempt()
 {
-    if (m_->kind != lock_kind::write || single_attempt_) {
+    if (m_->kind != lock_kind::write || single_attempt_ || fsm_.attempt_number() >= o_.tries) {
         return {};
     }
     try {
