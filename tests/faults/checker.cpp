@@ -129,6 +129,7 @@ std::optional<section> parse_section(const log_line& line, int worker)
     s.read = *r;
     s.write = *w;
     s.shadow_written = *shadow == "ok";
+    s.shared = line.get("shared") == "1";
     return s;
 }
 
@@ -138,7 +139,7 @@ std::string format_section(const section& s)
            " start=" + std::to_string(s.start_ns) + " end=" + std::to_string(s.end_ns) +
            " until=" + std::to_string(s.until_ns) + " read=" + std::string(to_string(s.read)) +
            " write=" + std::string(to_string(s.write)) +
-           " shadow=" + (s.shadow_written ? "ok" : "skipped");
+           " shadow=" + (s.shadow_written ? "ok" : "skipped") + (s.shared ? " shared=1" : "");
 }
 
 std::vector<overlap> find_overlaps(const std::vector<section>& sections)
@@ -157,7 +158,7 @@ std::vector<overlap> find_overlaps(const std::vector<section>& sections)
         for (std::size_t i = 0; i < list.size(); ++i) {
             for (std::size_t j = i + 1; j < list.size() && list[j]->start_ns < list[i]->end_ns;
                  ++j) {
-                if (list[j]->owner == list[i]->owner)
+                if (list[j]->owner == list[i]->owner || (list[j]->shared && list[i]->shared))
                     continue;
                 out.push_back({list[i], list[j], list[j]->start_ns < list[i]->until_ns});
             }

@@ -46,6 +46,7 @@ struct section
     outcome read = outcome::skipped;
     outcome write = outcome::skipped;
     bool shadow_written = false;  // the unfenced SET went through
+    bool shared = false;          // a read (shared) lock: readers may overlap each other
 };
 
 // A line of a worker's log: "<kind> name=value ...". A field named `why` takes the rest of the
@@ -74,7 +75,8 @@ struct overlap
     bool in_validity = false;  // later->start_ns < earlier->until_ns
 };
 
-// Every overlapping pair (same key, different owners), ordered by the earlier section's start.
+// Every overlapping pair (same key, different owners, not both shared), ordered by the earlier
+// section's start.
 std::vector<overlap> find_overlaps(const std::vector<section>& sections);
 
 // ---- locks with several holders ----

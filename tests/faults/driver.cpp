@@ -54,13 +54,15 @@
 // the row gives per failover the locks that got a second owner, the time until the new master
 // was in charge and the time until locking resumed.
 //
-// Three more scenarios start processes of their own instead (see their functions below):
+// Four more scenarios start processes of their own instead (see their functions below):
 // stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
 // leave no key behind once they resume), processes-share-a-key (four processes with three
 // waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
 // at least a quarter of the mean share) and semaphore-nodes-stopped (a semaphore of 2 permits
 // on 5 nodes, one node after another stopped: never 3 holders within their validity, 2 at
-// once at some point, every process served).
+// once at some point, every process served) and rw-nodes-stopped (a read-write lock read 70%
+// of the time, the same faults: a writer never with anyone, readers together, every process
+// served).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
@@ -97,6 +99,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -2235,6 +2238,49 @@ void semaphore_with_nodes_stopped()
     report_problems(name, dir, passed, ran.problems, violated);
 }
 
+// A read-write lock on 5 nodes read 70% of the time, four processes of three waiters each,
+// while one node after another is stopped and resumed: a writer is never inside with anyone
+// (no overlap but of readers with readers), readers do overlap (2 or more at once within their
+// validity), writers get in, and every process is served.
+constexpr int rw_shared_percent = 70;
+
+void rw_mutex_with_nodes_stopped()
+{
+    const std::string name = "rw-nodes-stopped";
+    const ms duration = sharing_run();
+    log_dir dir;
+    auto nodes = start_servers(5);
+    const auto ran = run_waiter_processes(
+        dir, join_urls(nodes), sharing_processes, semaphore_expiry, duration,
+        {"--shared-percent", std::to_string(rw_shared_percent)},
+        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+
+    const rf::expectation expect{.safe = true};
+    const rf::tally t = rf::count(ran.sections, ran.failures, {});
+    auto violated = rf::violations(t, expect);
+    std::vector<rf::section> reads;
+    std::copy_if(ran.sections.begin(), ran.sections.end(), std::back_inserter(reads),
+                 [](const rf::section& s) { return s.shared; });
+    const std::size_t writes = ran.sections.size() - reads.size();
+    const std::size_t readers_at_once = rf::most_at_once_in_validity(reads);
+    const auto shares = rf::sections_per_process(ran.sections, sharing_processes);
+    if (readers_at_once < 2)
+        violated.push_back("readers never held the lock together");
+    if (writes == 0)
+        violated.push_back("no writer got the lock");
+    for (std::size_t i = 0; i < shares.size(); ++i)
+        if (shares[i] == 0)
+            violated.push_back("process " + std::to_string(i) + " never got the lock");
+    const bool passed = ran.problems.empty() && violated.empty();
+    print_row(rf::table_row(name, expect, t, passed));
+    std::cout << "  " << rw_shared_percent
+              << "% reads, one node stopped after another: " << reads.size() << " reads, " << writes
+              << " writes (per process " << slashed(shares) << "), at most " << readers_at_once
+              << " readers at once within their validity\n"
+              << std::flush;
+    report_problems(name, dir, passed, ran.problems, violated);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(faults)
@@ -2286,6 +2332,10 @@ BOOST_AUTO_TEST_CASE(processes_with_several_waiters_share_a_key)
 BOOST_AUTO_TEST_CASE(semaphore_permits_with_nodes_stopped_one_after_another)
 {
     semaphore_with_nodes_stopped();
+}
+BOOST_AUTO_TEST_CASE(rw_mutex_with_nodes_stopped_one_after_another)
+{
+    rw_mutex_with_nodes_stopped();
 }
 BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
 {

@@ -114,6 +114,23 @@ BOOST_AUTO_TEST_CASE(an_overlap_after_the_earlier_owners_validity_is_told_apart)
     BOOST_TEST(!found[0].in_validity);
 }
 
+BOOST_AUTO_TEST_CASE(readers_may_overlap_each_other_but_not_a_writer)
+{
+    section r1 = make("k", "r1", 0, 100), r2 = make("k", "r2", 50, 150);
+    r1.shared = r2.shared = true;
+    const section w = make("k", "w", 120, 200);
+    BOOST_TEST(find_overlaps({r1, r2}).empty());
+    const auto found = find_overlaps({r1, r2, w});
+    BOOST_REQUIRE_EQUAL(found.size(), 1u);
+    BOOST_TEST(found[0].earlier->owner == "r2");
+    BOOST_TEST(found[0].later->owner == "w");
+    // The flag survives the log line; an exclusive section's line does not carry it.
+    const auto back = parse_section(*parse_line(format_section(r1)), 0);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->shared);
+    BOOST_TEST(format_section(w).find("shared") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(holders_at_once_are_counted_per_key_within_validity)
 {
     BOOST_TEST(most_at_once_in_validity({}) == 0u);

@@ -33,9 +33,10 @@
 // Two more modes serve scenarios that need no resource server (--resource-port may be left
 // out for them):
 //
-//   --mode waiters --waiters N [--permits L]   N coroutines of this one client take turns on
-//       the first key of K (a mutex, or with L a semaphore of L permits), each re-acquiring
-//       right after its own release, until D ms have passed. Each
+//   --mode waiters --waiters N [--permits L | --shared-percent P]   N coroutines of this one
+//       client take turns on the first key of K (a mutex; with L a semaphore of L permits; with
+//       P a read-write lock, read P% of the time), each re-acquiring right after its own
+//       release, until D ms have passed. Each
 //       critical section (a hold of W ms) is a `section` line with no fenced or shadow work, so
 //       that the driver sees which process held the key when, and for how long in a row.
 //   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
@@ -80,6 +81,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -113,7 +116,8 @@ struct arguments
     unsigned seed = 0;
     std::string mode = "sections";
     int waiters = 1;
-    int permits = 0;  // mode waiters: 0 locks a mutex, L a semaphore of L permits
+    int permits = 0;          // mode waiters: 0 locks a mutex, L a semaphore of L permits
+    int shared_percent = -1;  // mode waiters: from 0 to 100, a read-write lock, read that often
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -203,6 +207,8 @@ arguments parse(int argc, char** argv)
             a.waiters = static_cast<int>(number(flag, value));
         else if (flag == "--permits")
             a.permits = static_cast<int>(number(flag, value));
+        else if (flag == "--shared-percent")
+            a.shared_percent = static_cast<int>(number(flag, value));
         else if (flag == "--wait-for-replicas")
             a.wait_for_replicas = static_cast<int>(number(flag, value));
         else if (flag == "--auto-extend")
@@ -369,9 +375,21 @@ template <class Lock>
 asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
 {
     const std::string& key = a.keys.front();
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_int_distribution<int> percent(0, 99);
     const auto deadline = std::chrono::steady_clock::now() + a.duration;
     while (std::chrono::steady_clock::now() < deadline && !end_requested) {
-        auto [ec, g] = co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
+        // One co_await per statement: g++ 12 runs both operands of a ?: of co_awaits.
+        std::tuple<boost::system::error_code, redlock::guard> got;
+        if constexpr (std::is_same_v<Lock, redlock::rw_mutex>) {
+            if (percent(rng) < a.shared_percent)
+                got = co_await lock.async_acquire_shared(asio::as_tuple(asio::use_awaitable));
+            else
+                got = co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
+        } else {
+            got = co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
+        }
+        auto& [ec, g] = got;
         if (ec) {
             ++t.acquire_failures;
             emit("acquire_failed key=" + key + " code=" + std::to_string(ec.value()) +
@@ -381,6 +399,7 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
         redlock::faults::section s;
         s.key = key;
         s.owner = g.value();
+        s.shared = g.shared();
         s.until_ns = to_monotonic_ns(g.until());
         s.start_ns = monotonic_ns();
         co_await pause_for(a.work);
@@ -403,6 +422,8 @@ asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, to
                                 .wait_for_replicas = a.wait_for_replicas};
     if (a.permits > 0)
         co_await take_turns(a, client.make_semaphore(a.keys.front(), a.permits, opts), t);
+    else if (a.shared_percent >= 0)
+        co_await take_turns(a, client.make_rw_mutex(a.keys.front(), opts), t);
     else
         co_await take_turns(a, client.make_mutex(a.keys.front(), opts), t);
 }
