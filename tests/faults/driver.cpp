@@ -2204,16 +2204,30 @@ void stop_one_node_after_another(std::vector<std::unique_ptr<rt::redis_server>>&
     }
 }
 
+// Five fresh nodes, the processes of the sharing scenario with `extra` arguments, and one node
+// after another stopped meanwhile.
+waiter_processes run_with_nodes_stopped(log_dir& dir, const std::vector<std::string>& extra)
+{
+    auto nodes = start_servers(5);
+    return run_waiter_processes(
+        dir, join_urls(nodes), sharing_processes, semaphore_expiry, sharing_run(), extra,
+        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+}
+
+// A violation for each process that never got the lock.
+void require_every_process_served(const std::vector<std::size_t>& shares,
+                                  std::vector<std::string>& violated)
+{
+    for (std::size_t i = 0; i < shares.size(); ++i)
+        if (shares[i] == 0)
+            violated.push_back("process " + std::to_string(i) + " never got the lock");
+}
+
 void semaphore_with_nodes_stopped()
 {
     const std::string name = "semaphore-nodes-stopped";
-    const ms duration = sharing_run();
     log_dir dir;
-    auto nodes = start_servers(5);
-    const auto ran = run_waiter_processes(
-        dir, join_urls(nodes), sharing_processes, semaphore_expiry, duration,
-        {"--permits", std::to_string(semaphore_permits)},
-        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+    const auto ran = run_with_nodes_stopped(dir, {"--permits", std::to_string(semaphore_permits)});
 
     const std::size_t most = rf::most_at_once_in_validity(ran.sections);
     const auto shares = rf::sections_per_process(ran.sections, sharing_processes);
@@ -2224,13 +2238,11 @@ void semaphore_with_nodes_stopped()
     if (most < static_cast<std::size_t>(semaphore_permits))
         violated.push_back("never " + std::to_string(semaphore_permits) +
                            " holders at once: the permits were not shared");
-    for (std::size_t i = 0; i < shares.size(); ++i)
-        if (shares[i] == 0)
-            violated.push_back("process " + std::to_string(i) + " got no permit");
+    require_every_process_served(shares, violated);
     const bool passed = ran.problems.empty() && violated.empty();
-    std::cout << name << ": " << semaphore_permits << " permits on " << nodes.size()
-              << " nodes, one stopped after another; " << sharing_processes << " processes x "
-              << waiters_per_process << " waiters: " << ran.sections.size()
+    std::cout << name << ": " << semaphore_permits
+              << " permits on 5 nodes, one stopped after another; " << sharing_processes
+              << " processes x " << waiters_per_process << " waiters: " << ran.sections.size()
               << " permits held (per process " << slashed(shares) << "), at most " << most
               << " at once within their validity, " << ran.failures << " acquires failed  "
               << (passed ? "ok" : "FAIL") << "\n"
@@ -2247,13 +2259,9 @@ constexpr int rw_shared_percent = 70;
 void rw_mutex_with_nodes_stopped()
 {
     const std::string name = "rw-nodes-stopped";
-    const ms duration = sharing_run();
     log_dir dir;
-    auto nodes = start_servers(5);
-    const auto ran = run_waiter_processes(
-        dir, join_urls(nodes), sharing_processes, semaphore_expiry, duration,
-        {"--shared-percent", std::to_string(rw_shared_percent)},
-        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+    const auto ran =
+        run_with_nodes_stopped(dir, {"--shared-percent", std::to_string(rw_shared_percent)});
 
     const rf::expectation expect{.safe = true};
     const rf::tally t = rf::count(ran.sections, ran.failures, {});
@@ -2268,9 +2276,7 @@ void rw_mutex_with_nodes_stopped()
         violated.push_back("readers never held the lock together");
     if (writes == 0)
         violated.push_back("no writer got the lock");
-    for (std::size_t i = 0; i < shares.size(); ++i)
-        if (shares[i] == 0)
-            violated.push_back("process " + std::to_string(i) + " never got the lock");
+    require_every_process_served(shares, violated);
     const bool passed = ran.problems.empty() && violated.empty();
     print_row(rf::table_row(name, expect, t, passed));
     std::cout << "  " << rw_shared_percent
