@@ -189,6 +189,54 @@ BOOST_AUTO_TEST_CASE(waiters_are_granted_in_the_order_they_joined_on_one_server_
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_release_wakes_the_head_alone)
+{
+    redis_cluster nodes(1);
+    const std::uint16_t port = nodes[0].port();
+    asio::io_context io;
+    const redlock::options fair{.expiry = 20s, .fair = true};
+    redlock::client holder(io.get_executor(), config::from_urls(nodes.urls()));
+    std::vector<std::unique_ptr<redlock::client>> clients;
+    std::vector<redlock::guard> guards(4);
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard held = co_await holder.make_mutex("bell", fair).acquire();
+        for (std::size_t i = 0; i < guards.size(); ++i) {
+            clients.push_back(std::make_unique<redlock::client>(io.get_executor(),
+                                                                config::from_urls(nodes.urls())));
+            asio::co_spawn(
+                io,
+                [&, i, m = clients.back()->make_mutex("bell", fair)]() mutable
+                -> asio::awaitable<void> { guards[i] = co_await m.acquire(); },
+                asio::detached);
+            BOOST_TEST_REQUIRE(co_await settles([&] { return joined({port}, "bell", i + 2); }));
+        }
+        // Past their first wait (the retry delay, at most 250 ms): each waits for its turn now,
+        // up to its refresh period of 5 s.
+        asio::steady_timer settle(io, 400ms);
+        co_await settle.async_wait(asio::use_awaitable);
+        const long scripts_before = command_calls(port, "evalsha") + command_calls(port, "eval");
+        co_await held.release();
+        BOOST_TEST(co_await settles([&] { return guards[0].owns_lock(); }));
+        // Quiet a moment: another waiter woken would attempt now.
+        settle.expires_after(100ms);
+        co_await settle.async_wait(asio::use_awaitable);
+        // The release and the head's attempt: no other waiter tried.
+        const long scripts = command_calls(port, "evalsha") + command_calls(port, "eval");
+        BOOST_TEST(scripts - scripts_before == 2);
+        for (std::size_t i = 1; i < guards.size(); ++i) {
+            BOOST_TEST(!guards[i].owns_lock());
+        }
+        co_await guards[0].release();
+        BOOST_TEST(co_await settles([&] { return guards[1].owns_lock(); }));
+        co_await guards[1].release();
+        BOOST_TEST(co_await settles([&] { return guards[2].owns_lock(); }));
+        co_await guards[2].release();
+        BOOST_TEST(co_await settles([&] { return guards[3].owns_lock(); }));
+        co_await guards[3].release();
+        co_return 0;
+    }());
+}
+
 BOOST_AUTO_TEST_CASE(try_acquire_succeeds_only_when_the_lock_is_free_and_nobody_is_queued)
 {
     redis_cluster nodes(3);
