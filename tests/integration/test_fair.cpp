@@ -237,18 +237,24 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_the_head_alone)
     }());
 }
 
-BOOST_AUTO_TEST_CASE(try_acquire_succeeds_only_when_the_lock_is_free_and_nobody_is_queued)
+// Three masters and three clients of them; entries live 15 s unrefreshed.
+struct three_clients
 {
-    redis_cluster nodes(3);
+    redis_cluster nodes{3};
     asio::io_context io;
-    redlock::client a(io.get_executor(), config::from_urls(nodes.urls()));
-    redlock::client b(io.get_executor(), config::from_urls(nodes.urls()));
-    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::client a{io.get_executor(), config::from_urls(nodes.urls())};
+    redlock::client b{io.get_executor(), config::from_urls(nodes.urls())};
+    redlock::client c{io.get_executor(), config::from_urls(nodes.urls())};
     const redlock::options fair{.expiry = 20s, .fair = true};
+    const std::vector<std::uint16_t> ports = ports_of(nodes);
+};
+
+BOOST_FIXTURE_TEST_CASE(try_acquire_succeeds_only_when_the_lock_is_free_and_nobody_is_queued,
+                        three_clients)
+{
     auto ma = a.make_mutex("desk", fair);
     auto mb = b.make_mutex("desk", fair);
     auto mc = c.make_mutex("desk", fair);
-    const auto ports = ports_of(nodes);
     run(io, [&]() -> asio::awaitable<int> {
         redlock::guard held = co_await ma.acquire();
         redlock::guard next = co_await next_in_line(
@@ -278,16 +284,9 @@ BOOST_AUTO_TEST_CASE(try_acquire_succeeds_only_when_the_lock_is_free_and_nobody_
     }());
 }
 
-BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_queue_at_once)
+// Entries live 15 s unrefreshed: only leaving lets the next waiter in sooner.
+BOOST_FIXTURE_TEST_CASE(a_cancelled_waiter_leaves_the_queue_at_once, three_clients)
 {
-    redis_cluster nodes(3);
-    asio::io_context io;
-    redlock::client a(io.get_executor(), config::from_urls(nodes.urls()));
-    redlock::client b(io.get_executor(), config::from_urls(nodes.urls()));
-    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
-    // Entries live 15 s unrefreshed: only leaving lets the next waiter in sooner.
-    const redlock::options fair{.expiry = 20s, .fair = true};
-    const auto ports = ports_of(nodes);
     run(io, [&]() -> asio::awaitable<int> {
         redlock::guard held = co_await a.make_mutex("till", fair).acquire();
         asio::cancellation_signal cancel;

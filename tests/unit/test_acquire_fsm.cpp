@@ -192,6 +192,17 @@ acquire_rules fair_rules(int tries, clock::time_point give_up_at = clock::time_p
     return {.tries = tries, .give_up_at = give_up_at, .fair = true, .turn_wait = 2s};
 }
 
+// Drives a fair `fsm` through its join and a first attempt that found the lock held, into
+// its first wait (the retry delay).
+void behind_the_holder(acquire_fsm& fsm)
+{
+    fsm.start(false);
+    fsm.joined(true, false, false);
+    fsm.attempted(taken, false);
+    fsm.cleaned_up(false, false, t0);
+    fsm.delay_chosen(100ms, t0);
+}
+
 BOOST_AUTO_TEST_CASE(an_acquire_joins_the_queue_then_attempts_with_its_ticket)
 {
     acquire_fsm fsm(fair_rules(3));
@@ -233,11 +244,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_behind_another_waits_for_its_turn_at_most_a_refres
 BOOST_AUTO_TEST_CASE(giving_up_leaves_the_queue_before_completing)
 {
     acquire_fsm fsm(fair_rules(2));
-    fsm.start(false);
-    fsm.joined(true, false, false);
-    fsm.attempted(taken, false);
-    fsm.cleaned_up(false, false, t0);
-    fsm.delay_chosen(100ms, t0);
+    behind_the_holder(fsm);
     fsm.paused(false);
     fsm.attempted(taken, false);
     // Out of tries: it leaves, then completes with what the last attempt found.
@@ -250,11 +257,7 @@ BOOST_AUTO_TEST_CASE(giving_up_leaves_the_queue_before_completing)
 BOOST_AUTO_TEST_CASE(the_wait_ends_the_turn_wait_early_and_then_the_acquire)
 {
     acquire_fsm fsm(fair_rules(10, t0 + 800ms));
-    fsm.start(false);
-    fsm.joined(true, false, false);
-    fsm.attempted(taken, false);
-    fsm.cleaned_up(false, false, t0);
-    fsm.delay_chosen(100ms, t0);
+    behind_the_holder(fsm);
     fsm.paused(false);
     fsm.attempted(taken, false);
     const auto wait = fsm.cleaned_up(false, false, t0 + 300ms);
@@ -269,11 +272,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_queue_at_once)
 {
     // While it waits for its turn.
     acquire_fsm waiting(fair_rules(3));
-    waiting.start(false);
-    waiting.joined(true, false, false);
-    waiting.attempted(taken, false);
-    waiting.cleaned_up(false, false, t0);
-    waiting.delay_chosen(100ms, t0);
+    behind_the_holder(waiting);
     BOOST_TEST((waiting.paused(true).step == step::leave));
     BOOST_TEST((waiting.left().ec == asio::error::operation_aborted));
     // During its join.
