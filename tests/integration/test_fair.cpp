@@ -4,12 +4,15 @@
 // waiter leaving at once, a crashed one (and entries written by hand) no longer in the way
 // within the stated bound, fencing tokens, a cluster and a Sentinel node.
 
+#include <redlock/blocking.hpp>
+
 #include "fixture.hpp"
 #include "sentinel_deployment.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 namespace redlock::test {
 namespace {
@@ -415,6 +418,34 @@ BOOST_AUTO_TEST_CASE(fencing_tokens_grow_in_the_queues_order)
         co_await second.release();
         co_return 0;
     }());
+}
+
+BOOST_AUTO_TEST_CASE(a_blocking_mutex_queues_its_thread)
+{
+    redis_cluster nodes(3);
+    const auto ports = ports_of(nodes);
+    const auto cfg = config::from_urls(nodes.urls());
+    const redlock::options fair{.expiry = 20s, .fair = true};
+    blocking::client holder(cfg);
+    blocking::client waiter(cfg);
+    blocking::client other(cfg);
+    blocking::mutex held = holder.make_mutex("bench", fair);
+    blocking::mutex queued = waiter.make_mutex("bench", fair);
+    blocking::mutex late = other.make_mutex("bench", fair);
+    held.lock();
+    std::atomic<bool> got{false};
+    std::thread t([&] {
+        std::unique_lock lock(queued, std::defer_lock);
+        got = lock.try_lock_for(10s);  // bounded, in case the queue fails it
+    });
+    BOOST_TEST(eventually([&] { return joined(ports, "bench", 2); }));
+    // Free or not, a place in the queue is taken: try_lock is refused.
+    BOOST_TEST(!late.try_lock());
+    held.unlock();
+    t.join();
+    BOOST_TEST(got.load());
+    BOOST_TEST(late.try_lock());
+    late.unlock();
 }
 
 BOOST_AUTO_TEST_CASE(options_a_fair_lock_cannot_have_are_refused)
