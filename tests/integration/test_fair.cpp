@@ -192,6 +192,56 @@ BOOST_AUTO_TEST_CASE(waiters_are_granted_in_the_order_they_joined_on_one_server_
     }
 }
 
+BOOST_AUTO_TEST_CASE(clients_that_come_back_at_once_are_served_in_turn)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    const redlock::options fair{.expiry = 20s, .fair = true};
+    constexpr int clients = 4;
+    constexpr int rounds = 5;
+    std::vector<std::unique_ptr<redlock::client>> owners;
+    std::vector<int> granted;
+    int done = 0;
+    const auto start = steady::now();
+    for (int c = 0; c < clients; ++c) {
+        owners.push_back(
+            std::make_unique<redlock::client>(io.get_executor(), config::from_urls(nodes.urls())));
+        asio::co_spawn(
+            io,
+            [&, c,
+             m = owners.back()->make_mutex("turns", fair)]() mutable -> asio::awaitable<void> {
+                asio::steady_timer hold(co_await asio::this_coro::executor);
+                for (int r = 0; r < rounds; ++r) {
+                    redlock::guard g = co_await m.acquire();
+                    granted.push_back(c);
+                    hold.expires_after(30ms);  // the others come back to the queue meanwhile
+                    co_await hold.async_wait(asio::use_awaitable);
+                    co_await g.release();
+                }
+                ++done;
+            },
+            asio::detached);
+    }
+    run(io, [&]() -> asio::awaitable<int> {
+        BOOST_TEST(co_await settles([&] { return done == clients; }, 20s));
+        co_return 0;
+    }());
+    // Between two grants of one client, every client still coming back got one: a client that
+    // releases joins the queue behind those that wait.
+    std::string order;
+    for (int c : granted) {
+        order += static_cast<char>('a' + c);
+    }
+    for (std::size_t i = 0; i + clients <= granted.size(); ++i) {
+        std::vector<int> window(granted.begin() + static_cast<std::ptrdiff_t>(i),
+                                granted.begin() + static_cast<std::ptrdiff_t>(i + clients));
+        std::sort(window.begin(), window.end());
+        BOOST_TEST((std::unique(window.begin(), window.end()) == window.end()), order);
+    }
+    // Nobody waited for a refresh period (5 s): each was told of its turn.
+    BOOST_TEST((since(start) < 4s), since(start).count() << " ms");
+}
+
 BOOST_AUTO_TEST_CASE(the_order_holds_with_a_node_stopped)
 {
     redis_cluster nodes(3);
