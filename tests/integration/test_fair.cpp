@@ -546,7 +546,8 @@ BOOST_AUTO_TEST_CASE(a_sentinel_node_queues_on_its_master)
     asio::io_context io;
     redlock::client a(io.get_executor(), config::from_urls({d.url()}));
     redlock::client b(io.get_executor(), config::from_urls({d.url()}));
-    const redlock::options fair{.expiry = 20s, .fair = true};
+    // Granted only once the replica acknowledged the key.
+    const redlock::options fair{.expiry = 20s, .wait_for_replicas = 1, .fair = true};
     const std::vector<std::uint16_t> port{d.master.port()};
     run(io, [&]() -> asio::awaitable<int> {
         redlock::mutex waiter = b.make_mutex("mill", fair);
@@ -557,6 +558,8 @@ BOOST_AUTO_TEST_CASE(a_sentinel_node_queues_on_its_master)
         co_await next.release();
         co_return 0;
     }());
+    // Each grant waited for the replica: the holder's, and the waiter's at least once.
+    BOOST_TEST(command_calls(d.master.port(), "wait") >= 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
