@@ -110,6 +110,15 @@ struct options
     /// asynchronous, and a replica that acknowledged may still not be the one promoted (see
     /// docs/safety.md). At least 0.
     int wait_for_replicas = 0;
+    /// First come, first served (`make_mutex` only, one key, not `reentrant`): the acquires
+    /// of every client that sets it join a queue beside the lock on each node and are granted
+    /// in the order they joined it; `try_acquire` succeeds only when the lock is free and
+    /// nobody is queued. A waiter refreshes its place every expiry / 4 (each refresh is an
+    /// attempt, counted in `tries`; bound the whole wait with `wait`); one that gives up or is
+    /// cancelled leaves the queue at once, one that crashed stops holding up the others
+    /// within one expiry. Mutual exclusion rests on the lock key as for any mutex (see
+    /// docs/safety.md); the queue decides only who may try.
+    bool fair = false;
 };
 
 /// Checks lock options and a lock name; returns an empty string when they are usable, or a

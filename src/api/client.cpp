@@ -9,6 +9,7 @@
 #include "core/spawn.hpp"
 #include "core/strand.hpp"
 #include "lock/client_impl.hpp"
+#include "lock/fair_rules.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
 #include "lock/rw_rules.hpp"
@@ -160,10 +161,15 @@ std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail:
 
 mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
 {
-    if (std::string problem = validate(opts, names); !problem.empty()) {
+    std::string problem = validate(opts, names);
+    if (problem.empty()) {
+        problem = detail::fair_problem(opts, names.size());
+    }
+    if (!problem.empty()) {
         refuse(problem);
     }
-    auto m = lock_state_of(impl_, std::move(names), detail::lock_kind::exclusive, 1);
+    const auto kind = opts.fair ? detail::lock_kind::fair : detail::lock_kind::exclusive;
+    auto m = lock_state_of(impl_, std::move(names), kind, 1);
     if (opts.reentrant) {
         m->owner = !opts.value.empty() ? opts.value
                    : opts.gen_value    ? opts.gen_value()

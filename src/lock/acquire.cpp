@@ -9,6 +9,7 @@
 #include "core/spawn.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"
+#include "lock/fair_rules.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
@@ -63,8 +64,11 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
 class line_place
 {
   public:
-    line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause)
-        : client_(c), keys_(keys), waiter_(pause)
+    /// `turn_value`: the owner value of a fair acquire, which only a message naming it
+    /// wakes; empty for any other.
+    line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
+               std::string_view turn_value)
+        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause)
     {
     }
     line_place(const line_place&) = delete;
@@ -77,6 +81,7 @@ class line_place
   private:
     client_impl& client_;
     const std::vector<std::string>& keys_;
+    std::string_view turn_value_;
     waiter waiter_;
     bool joined_ = false;
 };
@@ -87,7 +92,7 @@ void line_place::join()
         return;
     }
     for (const std::string& key : keys_) {
-        client_.waiters->enter(key, waiter_);
+        client_.waiters->enter(key, waiter_, turn_value_);
         for (const auto& s : client_.subscribers) {
             s->watch(key);
         }
@@ -129,6 +134,11 @@ std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 // attempt on the same connection, so it undoes the attempt's own increment.
 round clean_up_round(const mutex_state& m, std::string_view value, const report& attempt)
 {
+    if (m.kind == lock_kind::fair) {
+        // The attempt's entry keeps its place in the queue for the next attempt.
+        return background_round(m, value, fair_release_request(m.shape(), value, false, false),
+                                stop_rule::quorum_replied);
+    }
     round r = release_round(m, value, true, stop_rule::quorum_replied);
     if (m.opts.reentrant) {
         r.skip.resize(attempt.nodes.size());
@@ -139,7 +149,7 @@ round clean_up_round(const mutex_state& m, std::string_view value, const report&
     }
     if (m.kind == lock_kind::write) {
         // A writer that waits keeps its intent between attempts, so that new readers stay out
-        // meanwhile; it is withdrawn when the acquire ends (`acquisition::withdrawal_round`).
+        // meanwhile; it is withdrawn when the acquire ends (`acquisition::giving_up_round`).
         r.cmd = release_request(m.shape(), value, true, true).cmd;
     }
     return r;
@@ -177,6 +187,8 @@ class acquisition
     const std::vector<std::shared_ptr<node_link>>& nodes() const { return c_.connections; }
 
     acquire_fsm::action start();
+    round join_round() const;
+    acquire_fsm::action joined(std::vector<node_outcome> outcomes);
     round attempt_round();
     acquire_fsm::action attempted(std::vector<node_outcome> outcomes);
     round token_round() const;
@@ -188,16 +200,20 @@ class acquisition
     // go on in the background, even if the caller cancels meanwhile.
     round clean_up_round() const { return detail::clean_up_round(*m_, value_, rep_); }
     acquire_fsm::action cleaned_up();
+    // What an acquire that gives up leaves behind goes, and the next waiter is told: a fair
+    // acquire's queue entry (with the key, where its attempt set it), a writer's intent where
+    // readers refused it. Done once a quorum replied, the rest in the background, as a
+    // clean-up.
+    round giving_up_round() const
+    {
+        return release_round(*m_, value_, true, stop_rule::quorum_replied);
+    }
+    acquire_fsm::action left() const { return fsm_.left(); }
     acquire_fsm::action delay_chosen(int attempt_number);
     asio::awaitable<acquire_fsm::action> retry_pause(std::chrono::milliseconds delay);
     // A writer's attempts may have left its intent on nodes where readers refused it.
     bool intent_left() const { return intent_left_; }
-    // Withdraws the intent (and the writer's entry of the last attempt) of a writer that gives
-    // up, as its clean-up does: once a quorum replied, the rest in the background.
-    round withdrawal_round() const
-    {
-        return release_round(*m_, value_, true, stop_rule::quorum_replied);
-    }
+    asio::awaitable<acquire_fsm::action> turn_wait(std::chrono::milliseconds delay);
     guard_result failed(error_code ec) const { return {ec, failed_guard(m_, rep_)}; }
 
   private:
@@ -206,6 +222,7 @@ class acquisition
     // its tries. It must outlast the pause after the attempt, so that pause's delay is drawn
     // now.
     std::chrono::milliseconds intent_for_attempt();
+    bool fair() const { return m_->kind == lock_kind::fair; }
     // From the action on which the machine says so, a release may wake this acquire.
     acquire_fsm::action follow(acquire_fsm::action act);
 
@@ -225,6 +242,9 @@ class acquisition
     const bool single_attempt_;
     std::optional<std::chrono::milliseconds> planned_delay_;
     bool intent_left_ = false;
+    // A fair acquire's, once its join is agreed.
+    std::optional<std::uint64_t> ticket_;
+    fair_timing timing_;
 };
 
 acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool single_attempt,
@@ -238,10 +258,13 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .give_up_at = o_.wait ? clock::now() + *o_.wait : clock::time_point::max(),
             .wake_on_release = o_.wake_on_release,
             .reentrant = o_.reentrant,
-            .fencing = o_.fencing}),
+            .fencing = o_.fencing,
+            .fair = fair(),
+            .turn_wait = fair_timing_for(o_.expiry).refresh}),
       pause_(c_.strand),
-      place_(c_, m_->keys, pause_),
-      single_attempt_(single_attempt)
+      place_(c_, m_->keys, pause_, fair() ? std::string_view(value_) : std::string_view()),
+      single_attempt_(single_attempt),
+      timing_(fair_timing_for(o_.expiry))
 {
 }
 
@@ -260,11 +283,39 @@ acquire_fsm::action acquisition::start()
     return follow(fsm_.start(exclusive && c_.waiters->ours(m_->keys)));
 }
 
+// Phase 1 of the ticket: a proposal from every node; with one node it is the ticket.
+round acquisition::join_round() const
+{
+    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1);
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = value_,
+                 .deadline = clock::now() + node_timeout(o_.expiry, o_.timeout_factor),
+                 .rule = stop_rule::quorum_reached,
+                 .quorum = m_->quorum,
+                 .shuffle = o_.shuffle_nodes,
+                 .replies_with_token = true};
+}
+
+acquire_fsm::action acquisition::joined(std::vector<node_outcome> outcomes)
+{
+    ticket_ = agreed_ticket(outcomes, m_->quorum);
+    const bool ruled_out = quorum_ruled_out(outcomes, m_->quorum);
+    for (node_outcome& o : outcomes) {
+        o.fencing_token = 0;  // a proposal, not a token
+    }
+    rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
+    return follow(fsm_.joined(ticket_.has_value(), ruled_out, cancelled()));
+}
+
 round acquisition::attempt_round()
 {
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
-    request req = acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
+    // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
+    request req = fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl,
+                                                ticket_)
+                         : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -350,14 +401,17 @@ guard_result acquisition::grant()
         start_watch(l);
     }
     m_->set_report(rep_);
-    c_.waiters->granted(m_->keys, start_);
+    if (!fair()) {
+        c_.waiters->granted(m_->keys, start_);
+    }
     return {error_code{}, access::make<guard>(std::move(l))};
 }
 
 acquire_fsm::action acquisition::cleaned_up()
 {
     c_.waiters->attempt_failed(m_->keys);
-    return follow(fsm_.cleaned_up(quorum_ruled_out(rep_.nodes, m_->quorum), cancelled()));
+    return follow(
+        fsm_.cleaned_up(quorum_ruled_out(rep_.nodes, m_->quorum), cancelled(), clock::now()));
 }
 
 acquire_fsm::action acquisition::delay_chosen(int attempt_number)
@@ -377,6 +431,9 @@ acquire_fsm::action acquisition::delay_chosen(int attempt_number)
 asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milliseconds delay)
 {
     waiter& w = place_.self();
+    if (fair()) {
+        co_return co_await turn_wait(delay);
+    }
     w.on(waiter_event::pause_begins);
     if (w.state() == waiter_state::pausing) {
         pause_.expires_after(delay);
@@ -389,6 +446,21 @@ asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milli
         // Other clients' waiters heard of the same release: see release_wake_spread.
         pause_.expires_after(random_release_wake_delay());
         co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+    }
+    co_return follow(fsm_.paused(cancelled()));
+}
+
+// A fair waiter's pause: until a message names it as the head, or for `delay` (its refresh
+// period, or the retry delay after a failure of another kind); skipped once if it was named
+// during its attempt. Only the head is named, so its attempt follows at once.
+asio::awaitable<acquire_fsm::action> acquisition::turn_wait(std::chrono::milliseconds delay)
+{
+    waiter& w = place_.self();
+    w.on(waiter_event::turn_wait_begins);
+    if (w.state() == waiter_state::queued) {
+        pause_.expires_after(delay);
+        co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+        w.on(waiter_event::pause_ends);
     }
     co_return follow(fsm_.paused(cancelled()));
 }
@@ -411,6 +483,11 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     // Does what the state machine says, and tells it what came of it.
     for (auto act = a.start();;) {
         switch (act.step) {
+            case acquire_step::join: {
+                auto outcomes = co_await run_round(a.nodes(), a.join_round());
+                act = a.joined(std::move(outcomes));
+                break;
+            }
             case acquire_step::attempt: {
                 auto outcomes = co_await run_round(a.nodes(), a.attempt_round());
                 act = a.attempted(std::move(outcomes));
@@ -433,9 +510,13 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             case acquire_step::pause:
                 act = co_await a.retry_pause(act.delay);
                 break;
+            case acquire_step::leave:
+                co_await run_round(a.nodes(), a.giving_up_round());
+                act = a.left();
+                break;
             case acquire_step::complete:
                 if (a.intent_left()) {
-                    co_await run_round(a.nodes(), a.withdrawal_round());
+                    co_await run_round(a.nodes(), a.giving_up_round());
                 }
                 co_return a.failed(act.ec);
         }

@@ -3,6 +3,9 @@
 
 #include <boost/asio/error.hpp>
 
+#include <algorithm>
+#include <utility>
+
 namespace redlock::detail {
 
 acquire_fsm::action acquire_fsm::complete(error_code ec)
@@ -12,12 +15,30 @@ acquire_fsm::action acquire_fsm::complete(error_code ec)
 
 acquire_fsm::action acquire_fsm::attempt()
 {
+    if (rules_.fair && rules_.tries > 1 && !agreed_) {
+        joined_ = true;
+        return action{.step = acquire_step::join};
+    }
     return action{.step = acquire_step::attempt};
+}
+
+acquire_fsm::action acquire_fsm::finish(error_code ec)
+{
+    if (!joined_) {
+        return complete(ec);
+    }
+    // Its entries would keep the waiters behind it waiting until they expire.
+    joined_ = false;
+    last_ = ec;
+    return action{.step = acquire_step::leave};
 }
 
 acquire_fsm::action acquire_fsm::start(bool line_is_ours)
 {
     attempt_ = 1;
+    if (rules_.fair) {
+        return attempt();
+    }
     // While the lock is held by, or being handed to, another acquire of this client and
     // others of its acquires wait for it, a first attempt would fail (the hand-off's request
     // is ahead of it on every connection): this acquire joins the line instead, and that
@@ -27,6 +48,28 @@ acquire_fsm::action acquire_fsm::start(bool line_is_ours)
         return retry_or_give_up(true);
     }
     return attempt();
+}
+
+acquire_fsm::action acquire_fsm::joined(bool agreed, bool quorum_ruled_out, bool cancelled)
+{
+    if (cancelled) {
+        return finish(boost::asio::error::operation_aborted);
+    }
+    if (quorum_ruled_out) {
+        return finish(error::misconfigured);
+    }
+    if (agreed) {
+        // In the queue from now on: it listens for its turn from its first attempt, since
+        // a message naming it can only come once its entry is committed.
+        agreed_ = true;
+        action first = attempt();
+        if (rules_.wake_on_release && !watching_) {
+            watching_ = first.watch_releases = true;
+        }
+        return first;
+    }
+    last_ = error::failed;
+    return retry_or_give_up(false);
 }
 
 acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
@@ -48,28 +91,46 @@ acquire_fsm::action acquire_fsm::token_written(bool confirmed, bool cancelled)
     return action{.step = confirmed && !cancelled ? acquire_step::grant : acquire_step::clean_up};
 }
 
-acquire_fsm::action acquire_fsm::cleaned_up(bool quorum_ruled_out, bool cancelled)
+acquire_fsm::action acquire_fsm::cleaned_up(bool quorum_ruled_out, bool cancelled,
+                                            clock::time_point now)
 {
     if (cancelled) {
-        return complete(boost::asio::error::operation_aborted);
+        return finish(boost::asio::error::operation_aborted);
     }
     // Nodes that fail the same way on every try (a wrong password, a replica, ...): once they
     // rule out a quorum, further tries only hide the cause.
     if (result_.invalid_use) {
-        return complete(error::invalid_argument);
+        return finish(error::invalid_argument);
     }
     if (quorum_ruled_out) {
-        return complete(error::misconfigured);
+        return finish(error::misconfigured);
     }
     last_ = result_.taken_by_other ? error::taken : error::failed;
+    // The first wait after joining is the random retry delay: the subscription that would
+    // tell the waiter of its turn began with its first attempt and may not be confirmed yet,
+    // so a release meanwhile could go unheard for a whole refresh period.
+    if (agreed_ && result_.taken_by_other && std::exchange(waited_, true)) {
+        return wait_for_turn(now);
+    }
     // Another owner holds the key: its release may wake the retry.
     return retry_or_give_up(rules_.wake_on_release && result_.some_taken);
+}
+
+// In the queue, behind another waiter or the holder: the waiter is told when its turn comes,
+// and refreshes its entry with an attempt once its refresh period has passed without that.
+acquire_fsm::action acquire_fsm::wait_for_turn(clock::time_point now)
+{
+    if (attempt_ >= rules_.tries || now >= rules_.give_up_at) {
+        return finish(last_);
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(rules_.give_up_at - now);
+    return action{.step = acquire_step::pause, .delay = std::min(rules_.turn_wait, left)};
 }
 
 acquire_fsm::action acquire_fsm::retry_or_give_up(bool watch)
 {
     action next = attempt_ >= rules_.tries
-                      ? complete(last_)
+                      ? finish(last_)
                       : action{.step = acquire_step::choose_delay, .attempt_number = attempt_};
     if (watch && !watching_) {
         watching_ = true;
@@ -82,20 +143,20 @@ acquire_fsm::action acquire_fsm::delay_chosen(std::chrono::milliseconds delay,
                                               clock::time_point now)
 {
     if (now + delay >= rules_.give_up_at) {
-        return complete(last_);
+        return finish(last_);
     }
     return action{.step = acquire_step::pause, .delay = delay};
 }
 
 acquire_fsm::action acquire_fsm::delay_failed()
 {
-    return complete(error::invalid_argument);
+    return finish(error::invalid_argument);
 }
 
 acquire_fsm::action acquire_fsm::paused(bool cancelled)
 {
     if (cancelled) {
-        return complete(boost::asio::error::operation_aborted);
+        return finish(boost::asio::error::operation_aborted);
     }
     ++attempt_;
     return attempt();

@@ -19,6 +19,8 @@ using error_code = boost::system::error_code;
 
 /// What an acquire does next.
 enum class acquire_step {
+    /// Join the fair lock's queue on every node (a proposal each); then `joined`.
+    join,
     /// Send `SET NX` (or the lock script) to every node; then `attempted`.
     attempt,
     /// Raise the fencing counters to the attempt's token; then `token_written`.
@@ -32,6 +34,10 @@ enum class acquire_step {
     choose_delay,
     /// Wait `action::delay` (a release of the key may end it early); then `paused`.
     pause,
+    /// Take the fair acquire's entry out of the queue on every node (and the key where its
+    /// attempt set it), so that the next waiter need not wait for the entry's expiry; then
+    /// `left`.
+    leave,
     /// Done, with `action::ec`.
     complete,
 };
@@ -48,6 +54,11 @@ struct acquire_rules
     bool reentrant = false;
     /// A granted attempt writes its token back before it counts (options::fencing).
     bool fencing = false;
+    /// First come, first served (options::fair): the acquire joins the queue, and between
+    /// attempts it waits for its turn at most `turn_wait` (its refresh period). With one try
+    /// (try_acquire) it makes one attempt without joining.
+    bool fair = false;
+    std::chrono::milliseconds turn_wait{};
 };
 
 /// What came of an attempt's round.
@@ -87,6 +98,9 @@ class acquire_fsm
     /// The first step. `line_is_ours`: the key is held by, or being handed to, another
     /// acquire of this client while others wait for it (`waiter_queue::ours`).
     action start(bool line_is_ours);
+    /// The fair acquire's join completed: `agreed`, a quorum proposed, so its ticket is
+    /// known; `quorum_ruled_out` as for `cleaned_up`.
+    action joined(bool agreed, bool quorum_ruled_out, bool cancelled);
     /// The attempt's round completed (`cancelled`: the caller cancelled meanwhile).
     action attempted(attempt_result r, bool cancelled);
     /// The fencing token's write-back completed; `confirmed`: by a quorum before the
@@ -94,13 +108,17 @@ class acquire_fsm
     action token_written(bool confirmed, bool cancelled);
     /// The clean-up after a failed attempt completed. `quorum_ruled_out`: the nodes' errors
     /// are of the kind retrying cannot fix, and leave too few nodes for a quorum.
-    action cleaned_up(bool quorum_ruled_out, bool cancelled);
+    /// A fair waiter behind another (`taken_by_other`) then waits for its turn until `now`
+    /// plus its refresh period, or to the end of `wait`, whichever comes first.
+    action cleaned_up(bool quorum_ruled_out, bool cancelled, clock::time_point now = {});
     /// The retry delay for the attempt that failed, chosen at `now`.
     action delay_chosen(std::chrono::milliseconds delay, clock::time_point now);
     /// The user's delay function threw: a bad option, not a lock outcome.
     action delay_failed();
     /// The pause ended (its time, or a release).
     action paused(bool cancelled);
+    /// The fair acquire's leave completed: it completes with the error that made it leave.
+    action left() const { return complete(last_); }
 
     /// The current attempt, from 1.
     int attempt_number() const { return attempt_; }
@@ -108,7 +126,10 @@ class acquire_fsm
   private:
     action retry_or_give_up(bool watch);
     action attempt();
+    action wait_for_turn(clock::time_point now);
     static action complete(error_code ec);
+    /// Completes with `ec`, after leaving the queue if it has joined it.
+    action finish(error_code ec);
 
     acquire_rules rules_;
     int attempt_ = 0;
@@ -116,6 +137,11 @@ class acquire_fsm
     error_code last_ = error::failed;
     bool watching_ = false;
     attempt_result result_{};
+    /// Fair: the queue was joined (some nodes may hold an entry), and the ticket is agreed.
+    bool joined_ = false;
+    bool agreed_ = false;
+    /// Fair: it has waited once since joining.
+    bool waited_ = false;
 };
 
 }  // namespace redlock::detail

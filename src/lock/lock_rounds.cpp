@@ -27,8 +27,12 @@ report make_report(std::vector<node_outcome> outcomes, int attempts)
 
 round release_round(const mutex_state& m, std::string_view value, bool announce, stop_rule rule)
 {
+    return background_round(m, value, release_request(m.shape(), value, announce), rule);
+}
+
+round background_round(const mutex_state& m, std::string_view value, request req, stop_rule rule)
+{
     const options& o = m.opts;
-    request req = release_request(m.shape(), value, announce);
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
                  .value = std::string(value),

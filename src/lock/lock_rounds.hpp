@@ -27,6 +27,10 @@ report make_report(std::vector<node_outcome> outcomes, int attempts);
 /// its requests in order, so an attempt queued later cannot overtake them).
 round release_round(const mutex_state& m, std::string_view value, bool announce, stop_rule rule);
 
+/// A round of `req` that takes back what `value` did on `m`'s nodes (as `release_round`):
+/// it completes once `rule` decides, and what is still pending goes on in the background.
+round background_round(const mutex_state& m, std::string_view value, request req, stop_rule rule);
+
 /// The release of a held lock, handed to the client's longest-waiting acquire of each key
 /// (see `waiter_queue::hand_off`): that acquire tries at once, and its requests follow the
 /// release's on every connection. For a single key the client holds its writes until that

@@ -16,6 +16,10 @@ std::string semaphore_problem(const options& opts, std::ptrdiff_t permits)
         return "options.fencing cannot be used on a semaphore: its holders hold at once, and a "
                "fencing token orders holders one after another";
     }
+    if (opts.fair) {
+        return "options.fair cannot be used on a semaphore: its queue orders the waiters of a "
+               "mutex";
+    }
     if (opts.set_nx_on_extend) {
         return "options.set_nx_on_extend cannot be used on a semaphore: a permit that expired "
                "may be another holder's by now";

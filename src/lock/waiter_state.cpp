@@ -20,8 +20,43 @@ std::optional<state> after_pause_begins(state s)
     }
 }
 
+std::optional<state> after_turn_wait_begins(state s)
+{
+    switch (s) {
+        case state::attempting:
+        case state::retrying_at_once:
+            return state::queued;
+        case state::missed_release:
+            return state::retrying_at_once;  // named during the attempt: it attempts again
+        default:
+            return std::nullopt;
+    }
+}
+
+std::optional<state> after_named_head(state s)
+{
+    switch (s) {
+        case state::queued:
+            return state::woken_as_head;
+        case state::attempting:
+            return state::missed_release;
+        case state::missed_release:
+        case state::retrying_at_once:
+        case state::woken_as_head:
+            return s;
+        default:
+            return std::nullopt;
+    }
+}
+
 std::optional<state> after_pause_ends(state s)
 {
+    if (s == state::queued) {
+        return state::attempting;  // its refresh time came
+    }
+    if (s == state::woken_as_head) {
+        return s;
+    }
     if (s == state::pause_moved) {
         return state::pausing;  // waits on, to the pause's new end
     }
@@ -36,7 +71,7 @@ std::optional<state> after_pause_ends(state s)
 
 std::optional<state> after_attempt_begins(state s)
 {
-    if (is_woken(s)) {
+    if (is_woken(s) || s == state::woken_as_head) {
         return state::attempting;
     }
     // After a skipped pause it stays `retrying_at_once`, so that the next pause is not
@@ -49,7 +84,7 @@ std::optional<state> after_attempt_begins(state s)
 
 std::optional<state> after_release_seen(state s)
 {
-    if (is_pausing(s)) {
+    if (is_pausing(s) || waits_for_its_turn(s)) {
         return std::nullopt;  // a pausing waiter is woken or left alone, not told
     }
     // A woken waiter's attempt comes after the release anyway: nothing is missed.
@@ -83,6 +118,10 @@ std::optional<waiter_state> next_state(waiter_state s, waiter_event e)
             return from_pause(s, state::woken_by_release_message);
         case waiter_event::pause_moved:
             return from_pause(s, state::pause_moved);
+        case waiter_event::turn_wait_begins:
+            return after_turn_wait_begins(s);
+        case waiter_event::named_head:
+            return after_named_head(s);
     }
     return std::nullopt;
 }

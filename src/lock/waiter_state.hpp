@@ -38,6 +38,13 @@ enum class waiter_state {
     /// Woken by a node's release message and not attempting yet: the other clients' waiters
     /// heard it as well, so its attempt waits a random moment first (`release_wake_spread`).
     woken_by_release_message,
+    /// A fair waiter between its attempts: its entry waits in the nodes' queues, and only a
+    /// message that names it as the queue's head ends the wait early (otherwise its refresh
+    /// time does). Hand-offs and other release messages do not reach it.
+    queued,
+    /// A fair waiter told that it is the head and not attempting yet: it alone was named, so
+    /// its attempt follows at once.
+    woken_as_head,
 };
 
 /// What happens to a waiting acquire.
@@ -57,6 +64,10 @@ enum class waiter_event {
     release_message,
     /// The client yields one of its keys: its pause ends sooner.
     pause_moved,
+    /// A fair waiter's attempt failed (or its join did) and it waits for its turn.
+    turn_wait_begins,
+    /// A node's message names this fair waiter as the head of the queue.
+    named_head,
 };
 
 /// The state that `e` leads to from `s`, or none when `e` cannot happen in `s`.
@@ -75,6 +86,13 @@ constexpr bool is_pausing(waiter_state s)
 constexpr bool is_woken(waiter_state s)
 {
     return s == waiter_state::woken_by_hand_off || s == waiter_state::woken_by_release_message;
+}
+
+/// A fair waiter waiting for its turn, or told of it: messages that do not name it do not
+/// reach it, and it takes no turn of the client's other waiters.
+constexpr bool waits_for_its_turn(waiter_state s)
+{
+    return s == waiter_state::queued || s == waiter_state::woken_as_head;
 }
 
 /// Right after its pause (or the skip of it): the attempt it goes on to was prompted by a

@@ -32,9 +32,14 @@ write_hold waiter::attempt_begins()
     return std::move(held_writes);
 }
 
-void waiter_queue::enter(const std::string& key, waiter& w)
+void waiter_queue::enter(const std::string& key, waiter& w, std::string_view turn_value)
 {
-    lines_[key].waiters.push_back(&w);
+    line& l = lines_[key];
+    if (turn_value.empty()) {
+        l.waiters.push_back(&w);
+    } else {
+        l.turns.push_back(turn{std::string(turn_value), &w});
+    }
 }
 
 bool waiter_queue::leave(std::string_view key, waiter& w)
@@ -44,8 +49,9 @@ bool waiter_queue::leave(std::string_view key, waiter& w)
         return false;
     }
     std::erase(it->second.waiters, &w);
+    std::erase_if(it->second.turns, [&w](const turn& t) { return t.w == &w; });
     waiter* next = is_woken(w.state()) ? it->second.next_in_line() : nullptr;
-    if (it->second.waiters.empty()) {
+    if (it->second.waiters.empty() && it->second.turns.empty()) {
         lines_.erase(it);
     }
     if (!next) {
@@ -151,10 +157,25 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
 waiter* waiter_queue::released(std::string_view key, std::string_view value)
 {
     auto it = lines_.find(key);
-    if (it == lines_.end() || it->second.was_answered(value)) {
+    if (it == lines_.end()) {
         return nullptr;
     }
     line& l = it->second;
+    for (const turn& t : l.turns) {
+        if (t.value == value) {
+            // Told by each node, some of them late: a waiter already woken or attempting
+            // only notes it.
+            const bool waiting = t.w->state() == waiter_state::queued;
+            t.w->on(waiter_event::named_head);
+            if (waiting) {
+                t.w->pause().cancel();
+            }
+            return t.w;
+        }
+    }
+    if (l.was_answered(value)) {
+        return nullptr;
+    }
     l.held_by = holder::not_this_client;  // another owner's, or ours that nobody here took over
     if (l.has_contender()) {
         for (waiter* w : l.waiters) {
@@ -208,7 +229,7 @@ bool waiter_queue::ours(const std::vector<std::string>& keys) const
 std::size_t waiter_queue::waiting(std::string_view key) const
 {
     auto it = lines_.find(key);
-    return it == lines_.end() ? 0 : it->second.waiters.size();
+    return it == lines_.end() ? 0 : it->second.waiters.size() + it->second.turns.size();
 }
 
 }  // namespace redlock::detail

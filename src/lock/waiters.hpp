@@ -87,7 +87,10 @@ std::chrono::microseconds random_release_wake_delay();
 class waiter_queue
 {
   public:
-    void enter(const std::string& key, waiter& w);
+    /// `w` begins to wait for `key`. With `turn_value`, it is a fair waiter of that owner
+    /// value: the nodes' queue decides its turn, and only a message naming that value wakes
+    /// it (`released`); the client's hand-offs and other messages pass it by.
+    void enter(const std::string& key, waiter& w, std::string_view turn_value = {});
     /// Takes `w` out of the line of `key`. If it is woken (`is_woken`), the next pausing
     /// waiter is woken the same way in its place and takes over its hold on the writes.
     /// True when `w` still has the hold because nobody took its turn: the caller then
@@ -112,8 +115,10 @@ class waiter_queue
         const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
         std::chrono::steady_clock::time_point now = {},
         std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
-    /// A node said that `key`, held as `value`, was released. Each node of the lock sends
-    /// such a message, some of them late: only the first for a given release counts, and
+    /// A node said that `key`, held as `value`, was released; or, for a fair lock, that the
+    /// fair waiter of owner value `value` is the head of the queue with the key free, which
+    /// wakes that waiter (`waiter_event::named_head`) and nobody else. Each node of the lock
+    /// sends such a message, some of them late: only the first for a given release counts, and
     /// those of a release this client handed off (or yielded) do not count at all. If some
     /// of the key's waiters are not pausing, they are the client's contenders, which only
     /// see the release (`waiter_event::release_seen`); if all are pausing, the
@@ -149,10 +154,19 @@ class waiter_queue
         yielded,
     };
 
+    /// A fair waiter and the owner value that names it.
+    struct turn
+    {
+        std::string value;
+        waiter* w = nullptr;
+    };
+
     struct line
     {
         /// In the order they began to wait.
         std::vector<waiter*> waiters;
+        /// The fair waiters, whose order is the nodes' queue's.
+        std::vector<turn> turns;
         /// The owner values of the last releases this client has sent a waiter for (or that
         /// a contender saw), newest last: a node that falls behind may report a release
         /// after several newer ones. Owner values are fresh for each acquisition unless the

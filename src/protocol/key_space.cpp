@@ -9,6 +9,8 @@ namespace {
 constexpr std::string_view fence_infix = "redlock:fence:";
 constexpr std::string_view release_infix = "redlock:released:";
 constexpr std::string_view limit_infix = "redlock:limit:";
+constexpr std::string_view queue_infixes[] = {
+    "redlock:queue:", "redlock:queue-expiry:", "redlock:queue-state:", "redlock:ticket:"};
 
 // prefix + infix + the name inside `key`. Keys come from lock_keys, so they start with the
 // prefix; a key that does not is taken whole rather than cut somewhere. With `in_key_slot`,
@@ -55,6 +57,12 @@ std::string fence_key(std::string_view prefix, std::string_view key, bool in_key
 std::string limit_key(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
     return beside(prefix, limit_infix, key, in_key_slot);
+}
+
+std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,
+                      bool in_key_slot)
+{
+    return beside(prefix, queue_infixes[static_cast<int>(part)], key, in_key_slot);
 }
 
 std::string release_channel(std::string_view prefix, std::string_view key, bool in_key_slot)

@@ -30,6 +30,24 @@ std::string fence_key(std::string_view prefix, std::string_view key, bool in_key
 /// prefix + "redlock:limit:" + N.
 std::string limit_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
 
+/// The parts of a fair lock's queue beside its lock key (see `queue_key`).
+enum class queue_part {
+    /// A sorted set {owner value: ticket, or proposal while pending}: the queue's order.
+    order,
+    /// A sorted set {owner value: expiry in the server's ms}.
+    expiries,
+    /// A hash {owner value: 'p' pending or 'c' committed}.
+    states,
+    /// The ticket counter.
+    counter,
+};
+
+/// Where part `part` of the fair queue of lock key `key` lives. Named and placed as
+/// `fence_key` names counters: prefix + "redlock:queue:" + N, "redlock:queue-expiry:",
+/// "redlock:queue-state:" and "redlock:ticket:".
+std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,
+                      bool in_key_slot = false);
+
 /// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
 /// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).
 std::string release_channel(std::string_view prefix, std::string_view key,

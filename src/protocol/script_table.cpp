@@ -282,6 +282,123 @@ end
 return 1
 )lua";
 
+// ---- fair locks: KEYS[1] the lock key, KEYS[2..5] its queue (key_space.hpp's queue_part) ----
+
+// Each fair script first drops the queue's entries whose expiry (the server's own ms, as for
+// semaphores) has passed: a waiter that stopped refreshing its entry leaves by itself. The
+// queue is ordered by (score, owner value), the score being a committed entry's ticket or a
+// pending entry's proposal, which its ticket can only exceed: so the first entry is the head
+// when it is committed, and when it is pending no committed entry can be sure yet that it
+// comes first. The queue's keys expire with their last entry; a counter started again
+// begins at the server's clock in microseconds, above every ticket handed out before (as
+// fencing counters do).
+
+// The text of a script put together at compile time from pieces: the fair scripts begin alike.
+template <const std::string_view&... Parts>
+struct joined
+{
+    static constexpr std::size_t size = (Parts.size() + ...);
+    static constexpr std::array<char, size> chars = [] {
+        std::array<char, size> out{};
+        std::size_t i = 0;
+        for (std::string_view part : {Parts...}) {
+            for (char c : part) {
+                out[i++] = c;
+            }
+        }
+        return out;
+    }();
+    static constexpr std::string_view text{chars.data(), size};
+};
+
+// The server's clock in ms (`t`, `now`), and the expired entries dropped.
+constexpr std::string_view queue_prelude = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, v in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('ZREM', KEYS[2], v); redis.call('ZREM', KEYS[3], v); redis.call('HDEL', KEYS[4], v)
+end
+)lua";
+
+// Joins (phase 1): answers the entry's proposal, a new one from the counter unless the entry
+// exists (a retried request). ARGV: value, entry ttl ms, '1' to commit at once (one node: the
+// proposal is the ticket).
+constexpr std::string_view fair_join_body = R"lua(
+local p = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+if not p then
+  if redis.call('EXISTS', KEYS[5]) == 0 then
+    redis.call('SET', KEYS[5], t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+  end
+  p = redis.call('INCR', KEYS[5])
+  redis.call('ZADD', KEYS[2], string.format('%.0f', p), ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[3] == '1' and 'c' or 'p')
+end
+redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
+return p
+)lua";
+
+// With a ticket ARGV[4], commits the caller's entry at it (phase 2; again on every refresh,
+// which re-adds an entry the node lost or never had), pushes its expiry ARGV[3] ms ahead and
+// raises the counter to the ticket; then sets the lock key (PX ARGV[2]) if it is free and the
+// caller is the head. With an empty ticket (try_acquire) the caller has no entry and the key
+// is set only if nobody is queued. Answers 1 (or, with a fencing counter KEYS[6], the token),
+// -1 when the key is held, -2 when another waiter goes first. A commit that changed the queue
+// may have unblocked a head that waits with the key free: it is told (ARGV[5] the publish
+// command, ARGV[6] the channel, the message the head's owner value).
+constexpr std::string_view fair_acquire_body = R"lua(
+local changed = false
+if ARGV[4] ~= '' then
+  changed = redis.call('HGET', KEYS[4], ARGV[1]) ~= 'c'
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[1], 'c')
+  redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
+  if tonumber(redis.call('GET', KEYS[5]) or '0') < tonumber(ARGV[4]) then
+    redis.call('SET', KEYS[5], ARGV[4])
+  end
+  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head and (head ~= ARGV[1] or redis.call('HGET', KEYS[4], head) ~= 'c') then
+  if changed and ARGV[6] and redis.call('HGET', KEYS[4], head) == 'c' then
+    redis.call(ARGV[5], ARGV[6], head)
+  end
+  return -2
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if not KEYS[6] then return 1 end
+if redis.call('EXISTS', KEYS[6]) == 0 then
+  redis.call('SET', KEYS[6], t[1] .. string.rep('0', 6 - #t[2]) .. t[2])
+end
+return redis.call('INCR', KEYS[6])
+)lua";
+
+// Deletes the lock key if it holds ARGV[1]; with ARGV[2] '1' the caller's entry leaves the
+// queue too (a release, a waiter that gives up; the clean-up after a failed attempt keeps
+// it). Then, with a channel (ARGV[3] the publish command, ARGV[4] the channel) and the key
+// free, tells the queue's head, if it is committed: the message is its owner value, so that
+// only it attempts. Answers as plain_release.
+constexpr std::string_view fair_release_body = R"lua(
+local holder = redis.call('GET', KEYS[1])
+local answer = holder == ARGV[1] and 1 or (holder and -1 or 0)
+if answer == 1 then redis.call('DEL', KEYS[1]) end
+if ARGV[2] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[1]); redis.call('ZREM', KEYS[3], ARGV[1]); redis.call('HDEL', KEYS[4], ARGV[1])
+end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if ARGV[4] and answer ~= -1 and head and redis.call('HGET', KEYS[4], head) == 'c' then
+  redis.call(ARGV[3], ARGV[4], head)
+end
+return answer
+)lua";
+
+constexpr std::string_view fair_join = joined<queue_prelude, fair_join_body>::text;
+constexpr std::string_view fair_acquire = joined<queue_prelude, fair_acquire_body>::text;
+constexpr std::string_view fair_release = joined<queue_prelude, fair_release_body>::text;
+
 // ---- inspection ----
 
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
@@ -350,6 +467,9 @@ constexpr std::array<row, script_count> rows{{
     {script_id::rw_acquire, "rw_acquire", any_keys, rw_acquire},
     {script_id::rw_release, "rw_release", 1, rw_release},
     {script_id::rw_check_extend, "rw_check_extend", 1, rw_check_extend},
+    {script_id::fair_join, "fair_join", 5, fair_join},
+    {script_id::fair_acquire, "fair_acquire", any_keys, fair_acquire},
+    {script_id::fair_release, "fair_release", 5, fair_release},
     {script_id::inspect, "inspect", 1, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};

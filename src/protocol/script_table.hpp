@@ -48,6 +48,12 @@ enum class script_id : std::uint8_t {
     rw_release,
     /// Answers whether our entry is live and, given an expiry, extends it.
     rw_check_extend,
+    /// Fair locks: a plain lock key and, beside it, a queue of waiters ordered by ticket
+    /// (`queue_part`): joining it (a proposal), the grant to its head, and the release or
+    /// leave that tells the next head.
+    fair_join,
+    fair_acquire,
+    fair_release,
     /// client::async_inspect: one key's type, TTL and contents, read-only.
     inspect,
     /// fenced_store: a read or write admitted by its fencing token.

@@ -74,6 +74,29 @@ request rw_acquire_request(const lock_shape& lock, std::string_view value, const
             fenced ? read_fenced_acquire_reply : read_script_reply};
 }
 
+// A fair lock's keys on a node: the lock key and its queue's.
+std::vector<std::string> fair_keys(const lock_shape& lock)
+{
+    const std::string& key = lock.keys.front();
+    std::vector<std::string> keys{key};
+    for (queue_part part :
+         {queue_part::order, queue_part::expiries, queue_part::states, queue_part::counter}) {
+        keys.push_back(queue_key(lock.prefix, key, part, lock.in_cluster));
+    }
+    return keys;
+}
+
+// The arguments that make a script publish on the release channel of `lock`'s key.
+std::vector<std::string> announcing(const lock_shape& lock)
+{
+    std::vector<std::string> channels;
+    channels.emplace_back(pubsub_for(lock.in_cluster).publish);
+    for (const std::string& key : lock.keys) {
+        channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
+    }
+    return channels;
+}
+
 }  // namespace
 
 std::string cluster_key_problem(lock_shape lock)
@@ -94,6 +117,12 @@ std::string cluster_key_problem(lock_shape lock)
         if (lock.kind == lock_kind::semaphore && limit_key(lock.prefix, key, true).empty()) {
             return "the semaphore's key '" + key +
                    "' holds a '}' outside any hash tag, so its limit cannot share its Redis "
+                   "Cluster slot: name it without '}', or give it a hash tag";
+        }
+        if (lock.kind == lock_kind::fair &&
+            queue_key(lock.prefix, key, queue_part::order, true).empty()) {
+            return "the fair lock's key '" + key +
+                   "' holds a '}' outside any hash tag, so its queue cannot share its Redis "
                    "Cluster slot: name it without '}', or give it a hash tag";
         }
         if (lock.fencing && fence_key(lock.prefix, key, true).empty()) {
@@ -181,14 +210,45 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
     return node_status::ok;
 }
 
+request fair_join_request(lock_shape lock, std::string_view value,
+                          std::chrono::milliseconds entry_ttl, bool commit)
+{
+    return {script_command(script_id::fair_join, fair_keys(lock),
+                           {value, std::to_string(entry_ttl.count()), commit ? "1" : "0"}),
+            read_fenced_acquire_reply};
+}
+
+request fair_acquire_request(lock_shape lock, std::string_view value,
+                             std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
+                             std::optional<std::uint64_t> ticket)
+{
+    std::vector<std::string> keys = fair_keys(lock);
+    if (lock.fencing) {
+        keys.push_back(fence_key(lock.prefix, keys.front(), lock.in_cluster));
+    }
+    return {
+        script_command(script_id::fair_acquire, keys,
+                       {value, std::to_string(expiry.count()), std::to_string(entry_ttl.count()),
+                        ticket ? std::to_string(*ticket) : std::string()},
+                       announcing(lock)),
+        read_fair_acquire_reply};
+}
+
+request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce)
+{
+    return {script_command(script_id::fair_release, fair_keys(lock), {value, leave ? "1" : "0"},
+                           announce ? announcing(lock) : std::vector<std::string>{}),
+            read_script_reply};
+}
+
 request release_request(lock_shape lock, std::string_view value, bool announce, bool keep_intent)
 {
+    if (lock.kind == lock_kind::fair) {
+        return fair_release_request(lock, value, true, announce);
+    }
     std::vector<std::string> channels;
     if (announce) {
-        channels.emplace_back(pubsub_for(lock.in_cluster).publish);
-        for (const std::string& key : lock.keys) {
-            channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
-        }
+        channels = announcing(lock);
     }
     if (lock.kind == lock_kind::semaphore) {
         return {
@@ -318,6 +378,14 @@ node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view, no
     }
     why = unexpected(r);
     return node_status::error;
+}
+
+node_status read_fair_acquire_reply(const resp::reply& r, std::string_view value, node_failure& why)
+{
+    if (r.type == resp::kind::integer && r.integer == -2) {
+        return node_status::taken;
+    }
+    return read_fenced_acquire_reply(r, value, why);
 }
 
 node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why)

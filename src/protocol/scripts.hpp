@@ -12,7 +12,8 @@
 // And semaphores, over one name: a sorted set {owner value: expiry in the server's ms} of up
 // to `permits` live holders, with the limit in a key beside it (`limit_key`). And read-write
 // locks, over one name: a hash {mode:owner value: expiry in the server's ms} of readers, a
-// writer and a waiting writer's intent.
+// writer and a waiting writer's intent. And fair locks: a plain lock key and, beside it, a
+// queue of waiters ordered by ticket (`queue_key`); only the queue's head may set the key.
 // Each request is one command or one script of the table (script_table.hpp), whose answer
 // a reply reader turns into a node_status.
 
@@ -25,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,8 @@ enum class lock_kind : std::uint8_t {
     read,
     /// The writer of a read-write lock: alone, neither with readers nor with another writer.
     write,
+    /// One owner, granted to waiters in the order of their tickets (one key).
+    fair,
 };
 
 /// What a lock is made of.
@@ -80,6 +84,21 @@ struct request
 /// when readers refuse it (0: a single attempt records none).
 request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
                         std::chrono::milliseconds intent = {});
+/// A fair lock's join (phase 1 of a ticket): the node's proposal for `value`'s entry, which
+/// expires `entry_ttl` from now by the node's clock unless refreshed; with `commit`, the
+/// proposal is the ticket at once (a lock of one node). Answers the proposal (>= 1), read as
+/// a fencing token is (`round::replies_with_token`).
+request fair_join_request(lock_shape lock, std::string_view value,
+                          std::chrono::milliseconds entry_ttl, bool commit);
+/// A fair lock's attempt: commits `value`'s entry at `ticket` (phase 2, and the entry's
+/// refresh) and sets the key if it is free and the entry is the head; without a ticket
+/// (try_acquire) only if nobody is queued. A waiter ahead reads as `taken`.
+request fair_acquire_request(lock_shape lock, std::string_view value,
+                             std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
+                             std::optional<std::uint64_t> ticket);
+/// Deletes a fair lock's key where it holds `value`; with `leave`, `value`'s entry leaves the
+/// queue as well; with `announce`, the queue's head is told when the key is free.
+request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce);
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
@@ -106,6 +125,10 @@ node_status read_semaphore_acquire_reply(const resp::reply& r, std::string_view 
 /// A fenced acquire answers its token (>= 1) or -1 when taken.
 node_status read_fenced_acquire_reply(const resp::reply& r, std::string_view value,
                                       node_failure& why);
+/// A fair attempt answers 1 (or its token, fenced), -1 (held) or -2 (another waiter goes
+/// first): both of the last are `taken`.
+node_status read_fair_acquire_reply(const resp::reply& r, std::string_view value,
+                                    node_failure& why);
 node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why);
 
 /// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply

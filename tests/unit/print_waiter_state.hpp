@@ -26,6 +26,10 @@ inline std::ostream& operator<<(std::ostream& os, waiter_state s)
             return os << "woken_by_hand_off";
         case waiter_state::woken_by_release_message:
             return os << "woken_by_release_message";
+        case waiter_state::queued:
+            return os << "queued";
+        case waiter_state::woken_as_head:
+            return os << "woken_as_head";
     }
     return os << "waiter_state " << static_cast<int>(s);
 }
@@ -47,6 +51,10 @@ inline std::ostream& operator<<(std::ostream& os, waiter_event e)
             return os << "release_message";
         case waiter_event::pause_moved:
             return os << "pause_moved";
+        case waiter_event::turn_wait_begins:
+            return os << "turn_wait_begins";
+        case waiter_event::named_head:
+            return os << "named_head";
     }
     return os << "waiter_event " << static_cast<int>(e);
 }

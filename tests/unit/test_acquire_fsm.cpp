@@ -185,4 +185,132 @@ BOOST_AUTO_TEST_CASE(an_acquire_joins_the_line_of_its_clients_waiters_instead_of
     BOOST_TEST((acquire_fsm({.tries = 3, .reentrant = true}).start(true).step == step::attempt));
 }
 
+BOOST_AUTO_TEST_SUITE(fair)
+
+acquire_rules fair_rules(int tries, clock::time_point give_up_at = clock::time_point::max())
+{
+    return {.tries = tries, .give_up_at = give_up_at, .fair = true, .turn_wait = 2s};
+}
+
+// Drives a fair `fsm` through its join and a first attempt that found the lock held, into
+// its first wait (the retry delay).
+void behind_the_holder(acquire_fsm& fsm)
+{
+    fsm.start(false);
+    fsm.joined(true, false, false);
+    fsm.attempted(taken, false);
+    fsm.cleaned_up(false, false, t0);
+    fsm.delay_chosen(100ms, t0);
+}
+
+BOOST_AUTO_TEST_CASE(an_acquire_joins_the_queue_then_attempts_with_its_ticket)
+{
+    acquire_fsm fsm(fair_rules(3));
+    const auto first = fsm.start(false);
+    BOOST_TEST((first.step == step::join));
+    // It listens for its turn once its entry can be committed, from its first attempt.
+    BOOST_TEST(!first.watch_releases);
+    const auto attempt = fsm.joined(true, false, false);
+    BOOST_TEST((attempt.step == step::attempt));
+    BOOST_TEST(attempt.watch_releases);
+    BOOST_TEST(fsm.attempt_number() == 1);
+    BOOST_TEST((fsm.attempted(granted, false).step == step::grant));  // the entry stays
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_behind_another_waits_for_its_turn_at_most_a_refresh_period)
+{
+    acquire_fsm fsm(fair_rules(5));
+    fsm.start(false);
+    fsm.joined(true, false, false);
+    BOOST_TEST((fsm.attempted(taken, false).step == step::clean_up));
+    // The first wait is the retry delay: its subscription may not be confirmed yet.
+    BOOST_TEST((fsm.cleaned_up(false, false, t0).step == step::choose_delay));
+    fsm.delay_chosen(100ms, t0);
+    BOOST_TEST((fsm.paused(false).step == step::attempt));
+    fsm.attempted(taken, false);
+    const auto wait = fsm.cleaned_up(false, false, t0);
+    BOOST_TEST((wait.step == step::pause));
+    BOOST_TEST((wait.delay == 2s));
+    // Its turn (or its refresh time): the next attempt refreshes its entry, no new join.
+    BOOST_TEST((fsm.paused(false).step == step::attempt));
+    BOOST_TEST(fsm.attempt_number() == 3);
+    // Other failures keep the random retry delay.
+    fsm.attempted(split, false);
+    const auto retry = fsm.cleaned_up(false, false, t0);
+    BOOST_TEST((retry.step == step::choose_delay));
+    BOOST_TEST((fsm.delay_chosen(100ms, t0).step == step::pause));
+}
+
+BOOST_AUTO_TEST_CASE(giving_up_leaves_the_queue_before_completing)
+{
+    acquire_fsm fsm(fair_rules(2));
+    behind_the_holder(fsm);
+    fsm.paused(false);
+    fsm.attempted(taken, false);
+    // Out of tries: it leaves, then completes with what the last attempt found.
+    BOOST_TEST((fsm.cleaned_up(false, false, t0).step == step::leave));
+    const auto done = fsm.left();
+    BOOST_TEST((done.step == step::complete));
+    BOOST_TEST((done.ec == redlock::error::taken));
+}
+
+BOOST_AUTO_TEST_CASE(the_wait_ends_the_turn_wait_early_and_then_the_acquire)
+{
+    acquire_fsm fsm(fair_rules(10, t0 + 800ms));
+    behind_the_holder(fsm);
+    fsm.paused(false);
+    fsm.attempted(taken, false);
+    const auto wait = fsm.cleaned_up(false, false, t0 + 300ms);
+    BOOST_TEST((wait.delay == 500ms));
+    fsm.paused(false);
+    fsm.attempted(taken, false);
+    BOOST_TEST((fsm.cleaned_up(false, false, t0 + 800ms).step == step::leave));
+    BOOST_TEST((fsm.left().ec == redlock::error::taken));
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_queue_at_once)
+{
+    // While it waits for its turn.
+    acquire_fsm waiting(fair_rules(3));
+    behind_the_holder(waiting);
+    BOOST_TEST((waiting.paused(true).step == step::leave));
+    BOOST_TEST((waiting.left().ec == asio::error::operation_aborted));
+    // During its join.
+    acquire_fsm joining(fair_rules(3));
+    joining.start(false);
+    BOOST_TEST((joining.joined(true, false, true).step == step::leave));
+    BOOST_TEST((joining.left().ec == asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(a_join_without_a_quorum_is_retried_and_its_entries_taken_back_at_the_end)
+{
+    acquire_fsm fsm(fair_rules(2));
+    fsm.start(false);
+    const auto retry = fsm.joined(false, false, false);
+    BOOST_TEST((retry.step == step::choose_delay));
+    fsm.delay_chosen(100ms, t0);
+    BOOST_TEST((fsm.paused(false).step == step::join));
+    BOOST_TEST((fsm.joined(false, false, false).step == step::leave));
+    BOOST_TEST((fsm.left().ec == redlock::error::failed));
+    // Nodes that cannot be fixed by retrying end it after one join.
+    acquire_fsm refused(fair_rules(5));
+    refused.start(false);
+    BOOST_TEST((refused.joined(false, true, false).step == step::leave));
+    BOOST_TEST((refused.left().ec == redlock::error::misconfigured));
+}
+
+BOOST_AUTO_TEST_CASE(try_acquire_makes_one_attempt_without_joining)
+{
+    acquire_fsm fsm(fair_rules(1));
+    const auto first = fsm.start(false);
+    BOOST_TEST((first.step == step::attempt));
+    BOOST_TEST(!first.watch_releases);
+    fsm.attempted(taken, false);
+    const auto done = fsm.cleaned_up(false, false, t0);
+    BOOST_TEST((done.step == step::complete));  // nothing to leave
+    BOOST_TEST((done.ec == redlock::error::taken));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,12 +15,13 @@ using event = waiter_event;
 namespace {
 
 constexpr std::array all_states{
-    state::attempting,  state::missed_release,    state::retrying_at_once,        state::pausing,
-    state::pause_moved, state::woken_by_hand_off, state::woken_by_release_message};
+    state::attempting,   state::missed_release,    state::retrying_at_once,         state::pausing,
+    state::pause_moved,  state::woken_by_hand_off, state::woken_by_release_message, state::queued,
+    state::woken_as_head};
 
 constexpr std::array all_events{event::pause_begins, event::pause_ends, event::attempt_begins,
                                 event::release_seen, event::hand_off,   event::release_message,
-                                event::pause_moved};
+                                event::pause_moved,  event::named_head, event::turn_wait_begins};
 
 // Follows `events` from `s`; none as soon as one cannot happen.
 std::optional<state> after(state s, std::initializer_list<event> events)
@@ -76,6 +77,19 @@ BOOST_AUTO_TEST_CASE(every_transition_is_the_one_the_rules_give)
         {state::woken_by_release_message, event::pause_ends, state::woken_by_release_message},
         {state::woken_by_release_message, event::attempt_begins, state::attempting},
         {state::woken_by_release_message, event::release_seen, state::woken_by_release_message},
+        // A fair waiter: it waits for its turn after a failed attempt, and a message naming
+        // it as the head wakes it, or during an attempt makes it attempt again at once.
+        {state::attempting, event::turn_wait_begins, state::queued},
+        {state::attempting, event::named_head, state::missed_release},
+        {state::missed_release, event::turn_wait_begins, state::retrying_at_once},
+        {state::missed_release, event::named_head, state::missed_release},
+        {state::retrying_at_once, event::turn_wait_begins, state::queued},
+        {state::retrying_at_once, event::named_head, state::retrying_at_once},
+        {state::queued, event::named_head, state::woken_as_head},
+        {state::queued, event::pause_ends, state::attempting},
+        {state::woken_as_head, event::named_head, state::woken_as_head},
+        {state::woken_as_head, event::pause_ends, state::woken_as_head},
+        {state::woken_as_head, event::attempt_begins, state::attempting},
     };
     for (state s : all_states) {
         for (event e : all_events) {
@@ -102,8 +116,11 @@ BOOST_AUTO_TEST_CASE(only_a_pausing_waiter_can_be_woken_or_have_its_pause_moved)
         for (event e : {event::hand_off, event::release_message, event::pause_moved}) {
             BOOST_TEST(next_state(s, e).has_value() == is_pausing(s), s << ", " << e);
         }
-        // ... and only a waiter that is not pausing sees a release without being woken.
-        BOOST_TEST(next_state(s, event::release_seen).has_value() == !is_pausing(s), s);
+        // ... and only a waiter that is not pausing sees a release without being woken; one
+        // that waits for its turn in a fair queue does not hear of other releases at all.
+        BOOST_TEST(next_state(s, event::release_seen).has_value() ==
+                       (!is_pausing(s) && !waits_for_its_turn(s)),
+                   s);
     }
 }
 
@@ -167,6 +184,32 @@ BOOST_AUTO_TEST_CASE(nothing_but_its_pause_or_an_attempt_follows_a_failed_attemp
     // Nor end a pause it is not in.
     BOOST_TEST(!next_state(state::attempting, event::pause_ends));
     BOOST_TEST(!next_state(state::pausing, event::pause_begins));
+}
+
+BOOST_AUTO_TEST_CASE(a_fair_waiter_is_woken_only_as_the_head_and_attempts_at_once)
+{
+    // Named while it waits: woken, and its attempt is not spread (it alone was named).
+    const state woken = *after(state::attempting, {event::turn_wait_begins, event::named_head,
+                                                   event::pause_ends, event::named_head});
+    BOOST_TEST(woken == state::woken_as_head);
+    BOOST_TEST(!follows_release_message(woken));
+    BOOST_TEST(waits_for_its_turn(woken));
+    // Leaving then passes no turn of the client's: the nodes tell the next head.
+    BOOST_TEST(!is_woken(woken));
+    BOOST_TEST(*next_state(woken, event::attempt_begins) == state::attempting);
+    // Its refresh time came without a message: it attempts, which refreshes its entry.
+    BOOST_TEST(*after(state::attempting, {event::turn_wait_begins, event::pause_ends}) ==
+               state::attempting);
+    // Named during its attempt: it does not wait, once in a row at most.
+    BOOST_TEST(*after(state::attempting, {event::named_head, event::turn_wait_begins}) ==
+               state::retrying_at_once);
+    BOOST_TEST(*after(state::retrying_at_once, {event::attempt_begins, event::named_head,
+                                                event::turn_wait_begins}) == state::queued);
+    // Hand-offs and other owners' release messages cannot reach it.
+    for (event e : {event::hand_off, event::release_message, event::pause_moved,
+                    event::release_seen, event::pause_begins}) {
+        BOOST_TEST(!next_state(state::queued, e), e);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -402,6 +402,74 @@ BOOST_FIXTURE_TEST_CASE(only_a_wake_up_by_a_release_message_is_spread, line_of_t
     BOOST_TEST(!follows_release_message(state_of(1)));
 }
 
+// Two fair waiters of "k" (owner values "a" and "b") and a plain one, each waiting as
+// acquire.cpp's coroutine does.
+struct fair_line
+{
+    asio::io_context io;
+    asio::steady_timer ta{io, 1h}, tb{io, 1h}, tp{io, 1h};
+    waiter a{ta}, b{tb}, plain{tp};
+    waiter_queue queue;
+    std::vector<char> woken;
+
+    fair_line()
+    {
+        queue.enter("k", a, "a");
+        queue.enter("k", b, "b");
+        queue.enter("k", plain);
+        for (auto [w, name] : {std::pair{&a, 'a'}, std::pair{&b, 'b'}}) {
+            w->on(waiter_event::turn_wait_begins);
+            w->pause().async_wait([this, w = w, name = name](boost::system::error_code) {
+                w->on(waiter_event::pause_ends);
+                woken.push_back(name);
+            });
+        }
+        plain.on(waiter_event::pause_begins);
+    }
+    std::vector<char> run()
+    {
+        io.poll();
+        io.restart();
+        return std::exchange(woken, {});
+    }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_message_naming_a_fair_waiter_wakes_it_alone, fair_line)
+{
+    BOOST_TEST(queue.waiting("k") == 3u);
+    BOOST_TEST(queue.released("k", "b") == &b);
+    BOOST_TEST(b.state() == state::woken_as_head);
+    BOOST_TEST(a.state() == state::queued);
+    BOOST_TEST(plain.state() == state::pausing);  // not a release of the plain waiter's
+    BOOST_TEST(run() == std::vector<char>{'b'});
+    // The other nodes' messages come later: noted, nobody else woken.
+    BOOST_TEST(queue.released("k", "b") == &b);
+    BOOST_TEST(b.state() == state::woken_as_head);
+    BOOST_TEST(run().empty());
+    // During its attempt: it will attempt again at once.
+    b.attempt_begins();
+    queue.released("k", "b");
+    BOOST_TEST(b.state() == state::missed_release);
+}
+
+BOOST_FIXTURE_TEST_CASE(hand_offs_and_other_messages_pass_fair_waiters_by, fair_line)
+{
+    // Another owner's release wakes the plain waiter, never a fair one.
+    BOOST_TEST(queue.released("k", "someone") == &plain);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr) == nullptr);
+    BOOST_TEST(a.state() == state::queued);
+    BOOST_TEST(b.state() == state::queued);
+    BOOST_TEST(run().empty());
+    // A woken fair waiter that leaves passes no turn: the nodes tell the next head.
+    queue.released("k", "a");
+    BOOST_TEST(!queue.leave("k", a));
+    BOOST_TEST(b.state() == state::queued);
+    BOOST_TEST(queue.waiting("k") == 2u);
+    ta.cancel();
+    tb.cancel();
+    run();
+}
+
 BOOST_AUTO_TEST_CASE(the_spread_of_a_release_wake_up_is_random_and_bounded)
 {
     std::vector<std::chrono::microseconds> seen;
