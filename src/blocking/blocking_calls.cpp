@@ -14,8 +14,6 @@
 
 namespace redlock::blocking::detail {
 
-using steady = std::chrono::steady_clock;
-
 std::string with_report(std::string what, const report& r)
 {
     if (r.attempts > 0) {

@@ -14,6 +14,12 @@
 
 namespace redlock::blocking::detail {
 
+using steady = std::chrono::steady_clock;
+
+/// How a blocking call waits: until it has what it asks for, for one attempt, or until a
+/// deadline.
+enum class kind { wait, once, timed };
+
 /// `what` + " after N attempts [node: status; node: status (detail); ...]".
 std::string with_report(std::string what, const report& r);
 

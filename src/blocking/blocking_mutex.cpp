@@ -27,16 +27,12 @@
 namespace redlock::blocking {
 namespace detail {
 
-using steady = std::chrono::steady_clock;
-
 namespace {
 
 std::string call_name(const char* function, const mutex_core& m)
 {
     return "redlock::blocking::mutex::" + std::string(function) + "('" + m.base.name() + "')";
 }
-
-enum class kind { lock, once, timed };
 
 // One call of lock, try_lock or try_lock_for on a mutex.
 struct request
@@ -51,7 +47,7 @@ struct request
 
     std::string name() const
     {
-        return call_name(k == kind::lock   ? "lock"
+        return call_name(k == kind::wait   ? "lock"
                          : k == kind::once ? "try_lock"
                                            : "try_lock_for",
                          m);
@@ -63,7 +59,7 @@ request make_request(mutex_core& m, kind k, steady::time_point deadline)
     request r{m, k, deadline, std::nullopt};
     if (k == kind::timed) {
         r.until = deadline;
-    } else if (k == kind::lock && m.base.options().wait) {
+    } else if (k == kind::wait && m.base.options().wait) {
         r.until = steady::now() + *m.base.options().wait;
     }
     return r;
@@ -219,7 +215,7 @@ bool refuse(const request& r, error_code ec, guard g)
         fail(make_error_code(error::shut_down),
              r.name() + ": its blocking::client was destroyed meanwhile");
     }
-    if (r.k != kind::lock && conflict(ec, rep)) {
+    if (r.k != kind::wait && conflict(ec, rep)) {
         return false;
     }
     fail(ec, with_report(r.name(), rep));
@@ -324,7 +320,7 @@ std::optional<error_code> release(mutex_core& m, const char* function, bool may_
 
 void mutex::lock()
 {
-    detail::acquire(*core_, detail::kind::lock, {});
+    detail::acquire(*core_, detail::kind::wait, {});
 }
 
 bool mutex::try_lock()

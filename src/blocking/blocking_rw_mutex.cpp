@@ -27,16 +27,12 @@
 namespace redlock::blocking {
 namespace detail {
 
-using steady = std::chrono::steady_clock;
-
 namespace {
 
 std::string call_name(const char* function, const rw_mutex_core& r)
 {
     return "redlock::blocking::rw_mutex::" + std::string(function) + "('" + r.base.name() + "')";
 }
-
-enum class kind { wait, once, timed };
 
 const char* function_of(kind k, bool shared)
 {

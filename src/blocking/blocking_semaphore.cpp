@@ -24,16 +24,12 @@
 namespace redlock::blocking {
 namespace detail {
 
-using steady = std::chrono::steady_clock;
-
 namespace {
 
 std::string call_name(const char* function, const semaphore_core& s)
 {
     return "redlock::blocking::semaphore::" + std::string(function) + "('" + s.base.name() + "')";
 }
-
-enum class kind { wait, once, timed };
 
 // One acquisition on the nodes: until it gets a permit (by options), one attempt, or attempts
 // until `deadline`.
