@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "lock/fair_rules.hpp"
 
+#include "lock/refused_options.hpp"
+
 #include <algorithm>
 
 namespace redlock::detail {
@@ -37,11 +39,9 @@ std::string fair_problem(const options& opts, std::size_t keys)
         return "options.fair takes one key: a multi-resource lock has no single queue to order "
                "its waiters by";
     }
-    if (opts.reentrant) {
-        return "options.fair cannot be combined with options.reentrant: a second hold of the "
-               "same owner would have to queue behind itself";
-    }
-    return {};
+    return first_refused(opts, {{&options::reentrant,
+                                 "options.fair cannot be combined with options.reentrant: a second "
+                                 "hold of the same owner would have to queue behind itself"}});
 }
 
 }  // namespace redlock::detail

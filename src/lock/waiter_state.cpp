@@ -7,27 +7,17 @@ namespace {
 
 using state = waiter_state;
 
-std::optional<state> after_pause_begins(state s)
+// A wait begins after an attempt: a pause before the next one (`pausing`) or a fair waiter's
+// wait for its turn (`queued`). A waiter that missed a release meanwhile (or, fair, was named
+// the head during the attempt) attempts again at once instead.
+std::optional<state> after_wait_begins(state s, state waiting)
 {
     switch (s) {
         case state::attempting:
         case state::retrying_at_once:
-            return state::pausing;
+            return waiting;
         case state::missed_release:
             return state::retrying_at_once;
-        default:
-            return std::nullopt;
-    }
-}
-
-std::optional<state> after_turn_wait_begins(state s)
-{
-    switch (s) {
-        case state::attempting:
-        case state::retrying_at_once:
-            return state::queued;
-        case state::missed_release:
-            return state::retrying_at_once;  // named during the attempt: it attempts again
         default:
             return std::nullopt;
     }
@@ -105,7 +95,7 @@ std::optional<waiter_state> next_state(waiter_state s, waiter_event e)
 {
     switch (e) {
         case waiter_event::pause_begins:
-            return after_pause_begins(s);
+            return after_wait_begins(s, state::pausing);
         case waiter_event::pause_ends:
             return after_pause_ends(s);
         case waiter_event::attempt_begins:
@@ -119,7 +109,7 @@ std::optional<waiter_state> next_state(waiter_state s, waiter_event e)
         case waiter_event::pause_moved:
             return from_pause(s, state::pause_moved);
         case waiter_event::turn_wait_begins:
-            return after_turn_wait_begins(s);
+            return after_wait_begins(s, state::queued);
         case waiter_event::named_head:
             return after_named_head(s);
     }
