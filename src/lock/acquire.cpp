@@ -313,9 +313,9 @@ round acquisition::attempt_round()
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
     // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
-    request req = fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl,
-                                                ticket_)
-                         : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
+    request req =
+        fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl, ticket_)
+               : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
