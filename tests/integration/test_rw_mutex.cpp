@@ -246,8 +246,10 @@ BOOST_AUTO_TEST_CASE(dead_holders_entries_stop_blocking_after_their_expiry)
     auto m = c.make_rw_mutex("index", {.expiry = 5s, .tries = 200, .retry_delay = 20ms});
     auto [taken, none] = run(io, take(m, false, true));
     BOOST_TEST(taken == redlock::error::taken);
-    auto [ec, g] = run(io, take(m, false, false));
+    auto [ec, acquired] = run(io, take(m, false, false));
     BOOST_TEST_REQUIRE(!ec);
+    // A variable, not a structured binding, so that the coroutine below may capture it.
+    redlock::guard g = std::move(acquired);
     // Not before the dead reader's expiry on the servers (less a margin for the writes).
     BOOST_TEST((steady::now() - died >= 600ms));
     run(io, [&]() -> asio::awaitable<int> {
@@ -283,8 +285,9 @@ BOOST_AUTO_TEST_CASE(a_reader_of_a_client_that_stopped_blocks_a_writer_only_unti
     const auto held = steady::now();
     redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
     auto w = c.make_rw_mutex("feed", {.tries = 500, .retry_delay = 10ms});
-    auto [ec, g] = run(io, take(w, false, false));
+    auto [ec, acquired] = run(io, take(w, false, false));
     BOOST_TEST_REQUIRE(!ec);
+    redlock::guard g = std::move(acquired);  // captured below, so not a structured binding
     BOOST_TEST((steady::now() - held >= 600ms));
     run(io, [&]() -> asio::awaitable<int> {
         co_await g.release();
