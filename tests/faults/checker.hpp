@@ -76,8 +76,9 @@ struct overlap
 };
 
 // Every overlapping pair (same key, different owners, not both shared), ordered by the earlier
-// section's start.
+// section's start. The pairs point into `sections`, so a temporary is refused.
 std::vector<overlap> find_overlaps(const std::vector<section>& sections);
+std::vector<overlap> find_overlaps(std::vector<section>&&) = delete;
 
 // ---- locks with several holders ----
 //

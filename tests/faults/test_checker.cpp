@@ -119,8 +119,9 @@ BOOST_AUTO_TEST_CASE(readers_may_overlap_each_other_but_not_a_writer)
     section r1 = make("k", "r1", 0, 100), r2 = make("k", "r2", 50, 150);
     r1.shared = r2.shared = true;
     const section w = make("k", "w", 120, 200);
-    BOOST_TEST(find_overlaps({r1, r2}).empty());
-    const auto found = find_overlaps({r1, r2, w});
+    const std::vector<section> readers = {r1, r2}, all = {r1, r2, w};
+    BOOST_TEST(find_overlaps(readers).empty());
+    const auto found = find_overlaps(all);
     BOOST_REQUIRE_EQUAL(found.size(), 1u);
     BOOST_TEST(found[0].earlier->owner == "r2");
     BOOST_TEST(found[0].later->owner == "w");
