@@ -130,6 +130,12 @@ std::optional<section> parse_section(const log_line& line, int worker)
     s.write = *w;
     s.shadow_written = *shadow == "ok";
     s.shared = line.get("shared") == "1";
+    if (auto call = line.get("call")) {
+        auto c = number<std::int64_t>(*call);
+        if (!c)
+            return std::nullopt;
+        s.call_ns = *c;
+    }
     return s;
 }
 
@@ -139,7 +145,8 @@ std::string format_section(const section& s)
            " start=" + std::to_string(s.start_ns) + " end=" + std::to_string(s.end_ns) +
            " until=" + std::to_string(s.until_ns) + " read=" + std::string(to_string(s.read)) +
            " write=" + std::string(to_string(s.write)) +
-           " shadow=" + (s.shadow_written ? "ok" : "skipped") + (s.shared ? " shared=1" : "");
+           " shadow=" + (s.shadow_written ? "ok" : "skipped") + (s.shared ? " shared=1" : "") +
+           (s.call_ns != 0 ? " call=" + std::to_string(s.call_ns) : std::string());
 }
 
 std::vector<overlap> find_overlaps(const std::vector<section>& sections)
@@ -351,6 +358,58 @@ std::string table_row(std::string_view scenario, const expectation& e, const tal
            pad(std::to_string(t.stale_accepted), number_width, true) +
            pad(std::to_string(t.unfenced_lost), number_width, true) + "  " +
            (passed ? "ok" : "FAIL") + "\n";
+}
+
+overtaking_count count_overtakings(const std::vector<section>& sections, const join_moments& joined,
+                                   std::int64_t margin_ns)
+{
+    struct granted
+    {
+        std::string_view key;
+        std::int64_t call_ns;
+        std::optional<std::int64_t> joined_by;
+        std::int64_t start_ns;
+    };
+    std::vector<granted> g;
+    for (const auto& s : sections) {
+        if (s.call_ns == 0)
+            continue;
+        auto it = joined.find(s.owner);
+        g.push_back({s.key, s.call_ns,
+                     it == joined.end() ? std::nullopt : std::optional<std::int64_t>(it->second),
+                     s.start_ns});
+    }
+    overtaking_count out;
+    for (const auto& a : g) {
+        if (!a.joined_by)
+            continue;
+        for (const auto& b : g) {
+            if (&a == &b || a.key != b.key || *a.joined_by + margin_ns >= b.call_ns ||
+                b.call_ns >= a.start_ns)
+                continue;
+            ++out.ordered_pairs;
+            if (b.start_ns < a.start_ns)
+                ++out.overtakings;
+        }
+    }
+    return out;
+}
+
+std::int64_t longest_wait_ns(const std::vector<section>& sections)
+{
+    std::int64_t longest = 0;
+    for (const auto& s : sections)
+        if (s.call_ns != 0)
+            longest = std::max(longest, s.start_ns - s.call_ns);
+    return longest;
+}
+
+std::int64_t fair_wait_bound_ns(const fair_wait_terms& t)
+{
+    const std::int64_t pause = std::max(t.refresh_ns, t.retry_delay_max_ns);
+    const std::int64_t turn = pause + 2 * t.node_deadline_ns + t.hold_ns;
+    return t.node_deadline_ns + static_cast<std::int64_t>(t.ahead + 1) * turn +
+           static_cast<std::int64_t>(t.silent_ahead) * t.entry_ttl_ns;
 }
 
 }  // namespace redlock::faults

@@ -47,6 +47,8 @@ struct section
     outcome write = outcome::skipped;
     bool shadow_written = false;  // the unfenced SET went through
     bool shared = false;          // a read (shared) lock: readers may overlap each other
+    // Mode waiters: when the acquire that led to this section was called (0: not logged).
+    std::int64_t call_ns = 0;
 };
 
 // A line of a worker's log: "<kind> name=value ...". A field named `why` takes the rest of the
@@ -159,6 +161,75 @@ std::vector<std::size_t> sections_per_process(const std::vector<section>& sectio
 // The least served process's count as a fraction of the mean count (1: perfectly even; 0 for
 // no processes or no sections at all).
 double least_share(const std::vector<std::size_t>& per_process);
+
+// ---- the fair lock ----
+//
+// A fair lock grants in the order waiters joined its queue (docs/safety.md): a waiter has
+// joined once its entry is committed on a majority of nodes, and if A had joined before B's
+// join began, B may not be granted before A. Neither moment is seen by the worker itself, so
+// each is replaced by a bound on the safe side, which makes the count exact rather than
+// racy: a pair it counts is an overtaking, whatever the timing.
+// - A joined no later than `joined_by`: the moment the driver, polling the nodes' queues,
+//   had seen A's entry committed on a majority (each node's commit happened before the
+//   reply that showed it, so the latest of those replies bounds them all).
+// - B's join began no earlier than `call_ns`: B's worker read the clock before calling
+//   acquire, and the join is the acquire's first request.
+// - B was granted before A when B's section started first: both held the lock, and a holder
+//   starts its section after its grant and releases after its section ends, so with no
+//   overlap (checked apart, find_overlaps) the order of the sections is the order of the
+//   grants.
+// All three are CLOCK_MONOTONIC readings, one clock for every process of the machine, taken
+// on possibly different CPUs: `margin_ns` is added to A's bound for the clock's reads across
+// CPUs, so that a pair whose moments are closer than that is not counted.
+
+// The moment by which each owner value (acquisition) was seen joined, by owner value.
+using join_moments = std::map<std::string, std::int64_t, std::less<>>;
+
+struct overtaking_count
+{
+    // Pairs of granted acquisitions where one (A) had joined before the other (B) called,
+    // and B called before A's section began: those the order applies to and where B could
+    // have come first at all (one that calls after A's section began is granted after A).
+    // Shows that the count had something to count.
+    std::size_t ordered_pairs = 0;
+    // Of these, the pairs granted in the opposite order.
+    std::size_t overtakings = 0;
+};
+
+// Over the sections of one key with a `call_ns`; sections whose owner has no join moment
+// (granted without being seen in the queue) take part only as the later caller B.
+overtaking_count count_overtakings(const std::vector<section>& sections, const join_moments& joined,
+                                   std::int64_t margin_ns);
+
+// From acquire called to section started, the longest of all sections with a `call_ns`
+// (0 without any): how long a waiter waited, its own join and attempts included.
+std::int64_t longest_wait_ns(const std::vector<section>& sections);
+
+// What bounds a fair waiter's wait.
+struct fair_wait_terms
+{
+    std::int64_t refresh_ns = 0;    // a waiter attempts at least this often (expiry / 4)
+    std::int64_t entry_ttl_ns = 0;  // an entry outlives its last refresh this long (3 refreshes)
+    std::int64_t retry_delay_max_ns = 0;  // the longest retry delay (a waiter's first pause)
+    std::int64_t node_deadline_ns = 0;    // the per-node deadline of one request round
+    std::int64_t hold_ns = 0;             // how long a holder holds before it releases
+    std::size_t ahead = 0;                // waiters ahead at the join
+    std::size_t silent_ahead = 0;         // of these, waiters that stopped refreshing
+};
+
+// The longest a fair waiter may wait, from its acquire call to its grant, with at most a
+// minority of nodes stopped:
+//   deadline                                        its join round
+//   + (ahead + 1) * (pause + 2 * deadline + hold)   a turn of each waiter ahead, and its own
+//   + silent_ahead * entry_ttl                      entries left by waiters that went silent
+// where pause = max(refresh, retry_delay_max). Each turn: the head attempts within one pause
+// of the previous release at the latest (told of its turn at once, or on its refresh when
+// the message was lost or came during its attempt; its first pause after joining is a retry
+// delay), its attempt and then its release are each decided by the running majority within
+// one deadline, and it holds `hold` in between (its own turn has no release). A waiter ahead
+// that stopped refreshing keeps its place until its entry expires, one entry_ttl, then the
+// next head attempts on its own refresh, already counted in that head's turn.
+std::int64_t fair_wait_bound_ns(const fair_wait_terms& t);
 
 // The table: a header (two lines) and one row per scenario.
 std::string table_header();

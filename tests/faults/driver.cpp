@@ -54,7 +54,7 @@
 // the row gives per failover the locks that got a second owner, the time until the new master
 // was in charge and the time until locking resumed.
 //
-// Four more scenarios start processes of their own instead (see their functions below):
+// Six more scenarios start processes of their own instead (see their functions below):
 // stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
 // leave no key behind once they resume), processes-share-a-key (four processes with three
 // waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
@@ -62,7 +62,10 @@
 // on 5 nodes, one node after another stopped: never 3 holders within their validity, 2 at
 // once at some point, every process served) and rw-nodes-stopped (a read-write lock read 70%
 // of the time, the same faults: a writer never with anyone, readers together, every process
-// served).
+// served), fair-order (a fair mutex, four processes with three waiters each, every node up:
+// no waiter overtaken by one that began to join after it had joined, no overlap, every
+// process served) and fair-node-stopped (the same with one node after another stopped: no
+// overtaking either, and the longest wait below a bound derived from the queue's timing).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
@@ -89,6 +92,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -102,6 +106,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -2190,18 +2195,29 @@ void processes_share_one_key()
 constexpr int semaphore_permits = 2;
 constexpr ms semaphore_expiry = 1000ms;
 
-void stop_one_node_after_another(std::vector<std::unique_ptr<rt::redis_server>>& nodes,
+// Stops (SIGSTOP) one node after another for 400 ms, 200 ms apart, until `until`:
+// `stop(i, true)` stops node i, `stop(i, false)` resumes it.
+void stop_one_node_after_another(std::size_t nodes,
+                                 const std::function<void(std::size_t, bool)>& stop,
                                  steady::time_point until)
 {
     std::mt19937 rng(base_seed());
-    std::uniform_int_distribution<std::size_t> pick(0, nodes.size() - 1);
+    std::uniform_int_distribution<std::size_t> pick(0, nodes - 1);
     while (steady::now() < until) {
-        auto& victim = *nodes[pick(rng)];
-        victim.pause();
+        const std::size_t victim = pick(rng);
+        stop(victim, true);
         sleep_bounded(400ms, until);
-        victim.resume();
+        stop(victim, false);
         sleep_bounded(200ms, until);
     }
+}
+
+void stop_or_resume(rt::redis_server& node, bool stop)
+{
+    if (stop)
+        node.pause();
+    else
+        node.resume();
 }
 
 // Five fresh nodes, the processes of the sharing scenario with `extra` arguments, and one node
@@ -2211,7 +2227,11 @@ waiter_processes run_with_nodes_stopped(log_dir& dir, const std::vector<std::str
     auto nodes = start_servers(5);
     return run_waiter_processes(
         dir, join_urls(nodes), sharing_processes, semaphore_expiry, sharing_run(), extra,
-        [&](steady::time_point until) { stop_one_node_after_another(nodes, until); });
+        [&](steady::time_point until) {
+            stop_one_node_after_another(
+                nodes.size(), [&](std::size_t i, bool stop) { stop_or_resume(*nodes[i], stop); },
+                until);
+        });
 }
 
 // A violation for each process that never got the lock.
@@ -2287,6 +2307,180 @@ void rw_mutex_with_nodes_stopped()
     report_problems(name, dir, passed, ran.problems, violated);
 }
 
+// ---- the fair lock ----
+//
+// Four processes of three waiters each on a fair mutex (options::fair) on 5 nodes, every
+// waiter acquiring again right after its release, for 5 s, all nodes up (fair-order) or one
+// after another stopped for 400 ms (fair-node-stopped). Meanwhile the driver polls the
+// queue on the nodes to learn when each acquisition had joined it; the checker counts the
+// overtakings from that and the workers' call and grant moments (checker.hpp has the rule).
+//
+// Overtakings must be 0 in both: by docs/safety.md's ordering argument a waiter B that began
+// to join after A had joined can be granted before A only by a majority of nodes on which A's
+// entry is gone. Entries go only by expiring, 3 refresh periods (750 ms) after their last
+// refresh on that node; A refreshes on every node at least every refresh period (250 ms) and
+// a stopped node runs the refreshes queued in its socket the moment it resumes. With one node
+// stopped at a time, A's entry lives on at least the 4 others, which every majority meets.
+//
+// Every process must be served, no exclusive holders may overlap within validity, no acquire
+// may fail (the workers' `wait` is ten expiries, above the bound), and the longest wait (from
+// the acquire call to the section) must stay below fair_wait_bound_ns: each of the other 11
+// waiters ahead, then the waiter itself, gets one turn of at most a pause (the refresh
+// period, 250 ms, equal to the default retry delay's maximum), two per-node deadlines (50 ms:
+// its attempt and its release, decided by the running majority) and the hold (2 ms); none
+// stops refreshing, so no entry is in the way for its lifetime: 50 + 12 * 352 = 4274 ms.
+constexpr ms fair_expiry = 1000ms;
+// Reads of CLOCK_MONOTONIC on different CPUs: joins closer than this are not ordered.
+constexpr std::int64_t fair_clock_margin_ns = 100'000;
+constexpr ms fair_poll_pause = 1ms;
+const std::string fair_states_key = "redlock:queue-state:" + lock_keys.front();
+
+// Polls the fair queue's entry states on the nodes (a thread of its own) and notes, per owner
+// value, the moment by which its entry had been seen committed on a majority. Stops and
+// resumes nodes itself (`stop`), so that it never asks a stopped node, which would not answer.
+class join_watch
+{
+  public:
+    explicit join_watch(std::vector<std::unique_ptr<rt::redis_server>>& nodes)
+        : nodes_(nodes), stopped_(nodes.size(), false), thread_([this] { poll(); })
+    {
+    }
+    ~join_watch()
+    {
+        done_ = true;
+        thread_.join();
+    }
+    join_watch(const join_watch&) = delete;
+    join_watch& operator=(const join_watch&) = delete;
+
+    void stop(std::size_t i, bool stop)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_or_resume(*nodes_[i], stop);
+        stopped_[i] = stop;
+    }
+
+    // What was seen so far; call once the workers have ended.
+    rf::join_moments joined() const
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return joined_;
+    }
+    std::size_t rounds() const { return rounds_; }
+    std::vector<std::string> problems() const
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return problems_;
+    }
+
+  private:
+    void poll()
+    {
+        while (!done_) {
+            for (std::size_t i = 0; i < nodes_.size(); ++i)
+                poll_node(i);
+            ++rounds_;
+            std::this_thread::sleep_for(fair_poll_pause);
+        }
+    }
+
+    void poll_node(std::size_t i)
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stopped_[i])
+            return;
+        std::string states;
+        try {
+            states = rt::redis_command(nodes_[i]->port(), {"HGETALL", fair_states_key});
+        } catch (const std::exception& e) {
+            if (problems_.size() < 5)
+                problems_.push_back(std::string("polling the queue: ") + e.what());
+            return;
+        }
+        // After the reply: every commit it shows happened before this.
+        const std::int64_t seen = monotonic_ns();
+        std::istringstream in(states);
+        for (std::string value, state; in >> value >> state;) {
+            if (state != "c" || joined_.count(value) != 0)
+                continue;
+            auto& on = committed_on_[value];
+            on.insert(i);
+            if (on.size() == quorum)
+                joined_.emplace(value, seen);
+        }
+    }
+
+    std::vector<std::unique_ptr<rt::redis_server>>& nodes_;
+    mutable std::mutex mutex_;
+    std::vector<bool> stopped_;
+    std::map<std::string, std::set<std::size_t>> committed_on_;
+    rf::join_moments joined_;
+    std::vector<std::string> problems_;
+    std::atomic<bool> done_{false};
+    std::atomic<std::size_t> rounds_{0};
+    std::thread thread_;  // last: it starts once the rest is made
+};
+
+void fair_scenario(const std::string& name, bool stop_nodes)
+{
+    log_dir dir;
+    auto nodes = start_servers(5);
+    waiter_processes ran;
+    rf::join_moments joined;
+    std::size_t rounds = 0;
+    {
+        join_watch watch(nodes);
+        ran = run_waiter_processes(
+            dir, join_urls(nodes), sharing_processes, fair_expiry, sharing_run(), {"--fair", "1"},
+            [&](steady::time_point until) {
+                if (stop_nodes)
+                    stop_one_node_after_another(
+                        nodes.size(), [&](std::size_t i, bool stop) { watch.stop(i, stop); },
+                        until);
+            });
+        joined = watch.joined();
+        rounds = watch.rounds();
+        for (auto& p : watch.problems())
+            ran.problems.push_back(p);
+    }
+    const rf::expectation expect{.safe = true};
+    const rf::tally t = rf::count(ran.sections, ran.failures, {});
+    auto violated = rf::violations(t, expect);
+    const auto shares = rf::sections_per_process(ran.sections, sharing_processes);
+    require_every_process_served(shares, violated);
+    const auto order = rf::count_overtakings(ran.sections, joined, fair_clock_margin_ns);
+    const auto node_deadline = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        fair_expiry * 5 / 100);  // options::timeout_factor, 0.05
+    const std::int64_t bound = rf::fair_wait_bound_ns(
+        {.refresh_ns = std::chrono::nanoseconds(fair_expiry / 4).count(),
+         .entry_ttl_ns = std::chrono::nanoseconds(3 * (fair_expiry / 4)).count(),
+         .retry_delay_max_ns = std::chrono::nanoseconds(250ms).count(),
+         .node_deadline_ns = node_deadline.count(),
+         .hold_ns = std::chrono::nanoseconds(sharing_hold).count(),
+         .ahead = static_cast<std::size_t>(sharing_processes * waiters_per_process - 1)});
+    const std::int64_t longest = rf::longest_wait_ns(ran.sections);
+    if (order.overtakings > 0)
+        violated.push_back(std::to_string(order.overtakings) + " overtaking(s) of " +
+                           std::to_string(order.ordered_pairs) + " pairs ordered by their joins");
+    if (order.ordered_pairs == 0)
+        violated.push_back("no pair of acquisitions was ordered by its joins: nothing was checked");
+    if (ran.failures > 0)
+        violated.push_back(std::to_string(ran.failures) + " acquire(s) failed");
+    if (longest >= bound)
+        violated.push_back("a waiter waited " + std::to_string(longest / 1'000'000) +
+                           " ms, not below the bound of " + std::to_string(bound / 1'000'000) +
+                           " ms");
+    const bool passed = ran.problems.empty() && violated.empty();
+    print_row(rf::table_row(name, expect, t, passed));
+    std::cout << "  " << sharing_processes << " processes x " << waiters_per_process << " waiters"
+              << (stop_nodes ? ", one node stopped after another" : "") << ": grants per process "
+              << slashed(shares) << "; " << joined.size() << " joins seen in " << rounds
+              << " polls, " << order.ordered_pairs << " pairs ordered by their joins, "
+              << order.overtakings << " overtakings; longest wait " << longest / 1'000'000
+              << " ms (bound " << bound / 1'000'000 << " ms)\n"
+              << std::flush;
+    report_problems(name, dir, passed, ran.problems, violated);
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(faults)
@@ -2342,6 +2536,14 @@ BOOST_AUTO_TEST_CASE(semaphore_permits_with_nodes_stopped_one_after_another)
 BOOST_AUTO_TEST_CASE(rw_mutex_with_nodes_stopped_one_after_another)
 {
     rw_mutex_with_nodes_stopped();
+}
+BOOST_AUTO_TEST_CASE(fair_grants_in_the_order_waiters_joined)
+{
+    fair_scenario("fair-order", false);
+}
+BOOST_AUTO_TEST_CASE(fair_with_nodes_stopped_one_after_another)
+{
+    fair_scenario("fair-node-stopped", true);
 }
 BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
 {

@@ -309,3 +309,106 @@ BOOST_AUTO_TEST_CASE(shares_per_process)
     BOOST_TEST(least_share({}) == 0.0);
     BOOST_TEST(least_share({0, 0}) == 0.0);
 }
+
+namespace {
+
+// A section of a fair waiter: called at `call`, held from `start` to `start + 1`.
+section fair_grant(std::string owner, std::int64_t call, std::int64_t start, std::string key = "k")
+{
+    section s = make(std::move(key), std::move(owner), start, start + 1);
+    s.call_ns = call;
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_call_moment_round_trips_and_is_optional)
+{
+    section s = fair_grant("o", 90, 100);
+    auto back = parse_section(*parse_line(format_section(s)), 0);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->call_ns == 90);
+    s.call_ns = 0;
+    BOOST_TEST(format_section(s).find("call=") == std::string::npos);
+    back = parse_section(*parse_line(format_section(s)), 0);
+    BOOST_REQUIRE(back);
+    BOOST_TEST(back->call_ns == 0);
+    BOOST_TEST(!parse_section(*parse_line(format_section(s) + " call=x"), 0));
+}
+
+BOOST_AUTO_TEST_CASE(an_overtaking_is_a_later_caller_granted_first)
+{
+    // a joined by 20; b called at 30 (after) but was granted at 40, before a (at 50).
+    const std::vector<section> s = {fair_grant("a", 10, 50), fair_grant("b", 30, 40)};
+    const auto c = count_overtakings(s, {{"a", 20}, {"b", 35}}, 0);
+    BOOST_TEST(c.ordered_pairs == 1u);  // b joined at 35, after a called: no order applies
+    BOOST_TEST(c.overtakings == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(grants_in_join_order_are_no_overtaking)
+{
+    const std::vector<section> s = {fair_grant("a", 10, 40), fair_grant("b", 30, 50),
+                                    fair_grant("c", 32, 60)};
+    const auto c = count_overtakings(s, {{"a", 20}, {"b", 33}, {"c", 38}}, 0);
+    BOOST_TEST(c.ordered_pairs == 2u);  // a before b, a before c; b and c are concurrent
+    BOOST_TEST(c.overtakings == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_caller_after_the_earlier_grant_is_no_contender)
+{
+    // b called at 45, after a's section began at 40: it cannot have come first.
+    const std::vector<section> s = {fair_grant("a", 10, 40), fair_grant("b", 45, 50)};
+    const auto c = count_overtakings(s, {{"a", 20}, {"b", 46}}, 0);
+    BOOST_TEST(c.ordered_pairs == 0u);
+    BOOST_TEST(c.overtakings == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(joins_closer_than_the_margin_or_concurrent_are_not_counted)
+{
+    // b called 5 ns after a was seen joined: within a margin of 10 the order is unknown.
+    const std::vector<section> s = {fair_grant("a", 10, 50), fair_grant("b", 25, 40)};
+    BOOST_TEST(count_overtakings(s, {{"a", 20}}, 10).ordered_pairs == 0u);
+    BOOST_TEST(count_overtakings(s, {{"a", 20}}, 4).overtakings == 1u);
+    // b called before a was seen joined: concurrent, whoever is granted first.
+    BOOST_TEST(count_overtakings(s, {{"a", 26}}, 0).ordered_pairs == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(overtakings_need_a_join_moment_a_call_and_the_same_key)
+{
+    // Never seen joined, a is only ever the later caller; a section without a call moment
+    // (another mode) takes no part; another key is another queue.
+    section other_mode = fair_grant("x", 0, 45);
+    const std::vector<section> s = {fair_grant("a", 10, 50), fair_grant("b", 30, 40), other_mode,
+                                    fair_grant("c", 30, 40, "k2")};
+    const auto c = count_overtakings(s, {{"x", 1}, {"c", 1}}, 0);
+    BOOST_TEST(c.ordered_pairs == 0u);
+    BOOST_TEST(c.overtakings == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_longest_wait_runs_from_the_call_to_the_section)
+{
+    section other_mode = fair_grant("x", 0, 5000);
+    const std::vector<section> s = {fair_grant("a", 10, 50), fair_grant("b", 30, 100), other_mode};
+    BOOST_TEST(longest_wait_ns(s) == 70);
+    BOOST_TEST(longest_wait_ns({}) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_wait_bound_adds_a_turn_per_waiter_ahead)
+{
+    const fair_wait_terms one{.refresh_ns = 250,
+                              .entry_ttl_ns = 750,
+                              .retry_delay_max_ns = 100,
+                              .node_deadline_ns = 50,
+                              .hold_ns = 2,
+                              .ahead = 0};
+    // Its join, then its own turn: a refresh, two deadlines, the hold.
+    BOOST_TEST(fair_wait_bound_ns(one) == 50 + 352);
+    fair_wait_terms more = one;
+    more.ahead = 7;
+    BOOST_TEST(fair_wait_bound_ns(more) == 50 + 8 * 352);
+    more.silent_ahead = 2;
+    BOOST_TEST(fair_wait_bound_ns(more) == 50 + 8 * 352 + 2 * 750);
+    // The first pause is a retry delay, which may be the longer one.
+    more.retry_delay_max_ns = 400;
+    BOOST_TEST(fair_wait_bound_ns(more) == 50 + 8 * 502 + 2 * 750);
+}

@@ -38,7 +38,10 @@
 //       P a read-write lock, read P% of the time), each re-acquiring right after its own
 //       release, until D ms have passed. Each
 //       critical section (a hold of W ms) is a `section` line with no fenced or shadow work, so
-//       that the driver sees which process held the key when, and for how long in a row.
+//       that the driver sees which process held the key when, and for how long in a row; its
+//       `call` field is the moment the acquire was called. [--fair 1] makes the mutex fair
+//       (options::fair), with a `wait` of ten expiries: long enough that a waiter gives up only
+//       far past the wait bound the driver checks.
 //   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
 //       one try_acquire of the first key of K, reported as a `probe` line (acquired=0 or 1,
 //       and the error). The client then stays up, so that whatever it still has to send to
@@ -118,6 +121,7 @@ struct arguments
     int waiters = 1;
     int permits = 0;          // mode waiters: 0 locks a mutex, L a semaphore of L permits
     int shared_percent = -1;  // mode waiters: from 0 to 100, a read-write lock, read that often
+    bool fair = false;        // mode waiters: a fair mutex
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -213,6 +217,8 @@ arguments parse(int argc, char** argv)
             a.wait_for_replicas = static_cast<int>(number(flag, value));
         else if (flag == "--auto-extend")
             a.auto_extend = number(flag, value) != 0;
+        else if (flag == "--fair")
+            a.fair = number(flag, value) != 0;
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
@@ -379,6 +385,8 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
     std::uniform_int_distribution<int> percent(0, 99);
     const auto deadline = std::chrono::steady_clock::now() + a.duration;
     while (std::chrono::steady_clock::now() < deadline && !end_requested) {
+        // Before the acquire's first request: its join began later (checker.hpp).
+        const std::int64_t call_ns = monotonic_ns();
         // One co_await per statement: g++ 12 runs both operands of a ?: of co_awaits.
         std::tuple<boost::system::error_code, redlock::guard> got;
         if constexpr (std::is_same_v<Lock, redlock::rw_mutex>) {
@@ -402,6 +410,7 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
         s.shared = g.shared();
         s.until_ns = to_monotonic_ns(g.until());
         s.start_ns = monotonic_ns();
+        s.call_ns = call_ns;
         co_await pause_for(a.work);
         s.end_ns = monotonic_ns();
         emit(redlock::faults::format_section(s));
@@ -417,9 +426,13 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
 // be. The library's default retry delay, since that is what most callers run with.
 asio::awaitable<void> take_turns(const arguments& a, redlock::client& client, totals& t)
 {
-    const redlock::options opts{.expiry = a.expiry,
-                                .wait = std::max<std::chrono::milliseconds>(a.expiry, 2s),
-                                .wait_for_replicas = a.wait_for_replicas};
+    // A fair waiter's refreshes are attempts: `wait` alone bounds it, not `tries`.
+    const redlock::options opts{
+        .expiry = a.expiry,
+        .tries = a.fair ? 1000 : redlock::options{}.tries,
+        .wait = a.fair ? 10 * a.expiry : std::max<std::chrono::milliseconds>(a.expiry, 2s),
+        .wait_for_replicas = a.wait_for_replicas,
+        .fair = a.fair};
     if (a.permits > 0)
         co_await take_turns(a, client.make_semaphore(a.keys.front(), a.permits, opts), t);
     else if (a.shared_percent >= 0)
