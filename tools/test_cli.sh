@@ -416,6 +416,20 @@ else
   fail "status: not every node says free"
 fi
 
+# status_shows NAME KEY SUMMARY NODE WHAT: `redlock status KEY` succeeds with the summary line
+# SUMMARY and the line NODE for every node (both regular expressions).
+status_shows() {
+  local port
+  rl "$1" status --nodes "$nodes" "$2"
+  expect_status 0 "status: $5" "$1"
+  has "$work/$1.out" "^$2: $3\$" "status: the summary says $5"
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    has "$work/$1.out" "^  127\.0\.0\.1:$port  $4\$" "status: node $port shows $5, each with its expiry"
+  done
+}
+# One entry of a read-write lock or a semaphore in status: an owner value and its expiry.
+entry='[^ ]+ \(ttl [0-9]+ ms\)'
+
 echo "== run: -s readers together, -x alone, a waiting -x keeps new readers out"
 start_holder r1 --nodes "$nodes" -s -k t-rw -- "$hold"
 r1=$holder
@@ -438,6 +452,8 @@ expect_status 1 "a plain run -n while -s runs hold the key" plainbusy
 x=$!
 background+=("$x")
 wait_subscribed t-rw # the writer made its attempt, recorded its intent, and waits
+status_shows rwstatus t-rw "read-locked by 2 reader\(s\), a writer waiting \(each on a quorum: 2 of 3 nodes\)" \
+  "read by $entry, $entry; a writer waiting: $entry" "two readers and a waiting writer"
 rl rlate run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
 expect_status 1 "-s -n while a -x run waits for the readers" rlate
 [ -e "$work/never" ] && fail "a refused run ran its command"
@@ -456,15 +472,25 @@ else
 fi
 rl rwfree status --nodes "$nodes" t-rw
 has "$work/rwfree.out" "^t-rw: free on 3 of 3 nodes$" "the read-write lock is gone after the runs"
+start_holder rw-w --nodes "$nodes" -x -k t-rw -- "$hold"
+w=$holder
+rl wstatus status --nodes "$nodes" t-rw
+has "$work/wstatus.out" "^t-rw: write-locked by [^ ]+ \(each on a quorum: 2 of 3 nodes\)$" \
+  "status: a writer holds the read-write lock"
+has "$work/wstatus.out" "^  127\.0\.0\.1:${REDIS_NODE_PORTS[0]}  written by [^ ]+ \(ttl [0-9]+ ms\)$" \
+  "status: the node's line names the writer with its expiry"
+: >"$work/rw-w.release"
+wait_exit "$w"
+expect_status 0 "the writer finished" rw-w
 # A plain run's key is no read-write lock: the nodes refuse -s and -x on it (a node error,
 # never the busy status).
-start_holder p --nodes "$nodes" -k t-rw -- "$hold"
+start_holder rw-plain --nodes "$nodes" -k t-rw -- "$hold"
 p=$holder
 rl rwplain run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
 expect_status 69 "-s -n while a plain run holds the key" rwplain
-: >"$work/p.release"
+: >"$work/rw-plain.release"
 wait_exit "$p"
-expect_status 0 "the plain run finished" p
+expect_status 0 "the plain run finished" rw-plain
 
 echo "== run: --permits N lets N runs in"
 start_holder s1 --nodes "$nodes" --permits 2 -k t-sem -- "$hold"
@@ -476,6 +502,8 @@ if [ ! -e "$work/s1.done" ] && kill -0 "$s1" 2>/dev/null; then
 else
   fail "the first permit's run ended before the second started"
 fi
+status_shows semstatus t-sem "2 of 2 permit\(s\) in use \(each on a quorum: 3 of 3 nodes\)" \
+  "2 of 2 permit\(s\) in use: $entry, $entry" "two permits of two in use"
 rl sfull run --nodes "$nodes" --permits 2 -n -E 7 -k t-sem -- touch "$work/never"
 expect_status 7 "a third --permits 2 -n -E 7 while two hold permits" sfull
 rl smismatch run --nodes "$nodes" --permits 3 -n -k t-sem -- touch "$work/never"

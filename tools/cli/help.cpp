@@ -294,18 +294,27 @@ DESCRIPTION
     VALUE, ttl N ms" for a lock, where VALUE is the random owner value its
     holder set (a reentrant lock adds its hold count: "VALUE (count 2)"); "not
     a lock" for a key of another type; or the error that kept the node from
-    answering. The summary says "locked" when one owner holds a majority of the
-    nodes; "free" when no node has the key; "unknown" when the nodes that could
-    not be read might make up such a majority; and "not locked" otherwise (a
-    lock being acquired, released or expiring). Bytes that are not printable
-    are shown as \xNN.
+    answering. For a read-write lock (redlock run -s or -x) it says "read by
+    VALUE (ttl N ms), ...", "written by VALUE (ttl N ms)" and "a writer
+    waiting: VALUE (ttl N ms)"; for a semaphore (--permits) "K of N permit(s)
+    in use: VALUE (ttl N ms), ...": each entry expires on its own.
+
+    The summary says "locked" when one owner holds a majority of the nodes;
+    "free" when no node has the key; "unknown" when the nodes that could not
+    be read might make up such a majority; and "not locked" otherwise (a lock
+    being acquired, released or expiring). For a read-write lock it says
+    "write-locked by VALUE" or "read-locked by N reader(s)" (and "a writer
+    waiting"), for a semaphore "K of N permit(s) in use", counting the
+    holders on a quorum of the nodes. Bytes that are not printable are shown
+    as \xNN.
 
     A replica's line begins "a replica of HOST:PORT, not a master:". A replica
     refuses lock writes, so its copy of the master's keys never counts towards
     the summary: list masters as nodes.
 
     status only reads, in one read-only script per node (TYPE, PTTL, INFO
-    replication, then GET or HGETALL): it never changes a lock.
+    replication, then GET, HGETALL or ZRANGE, and TIME): it never changes a
+    lock.
 
 OPTIONS
     --nodes URL[,URL...]
