@@ -275,6 +275,11 @@ usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
 usage_case "--key-prefix 'a\{b' opens a hash tag" run --nodes "$nodes" --key-prefix 'a{b' --key k -- true
 REDLOCK_KEY_PREFIX='x{}' usage_case "^redlock status: REDLOCK_KEY_PREFIX 'x\{\}' holds an empty hash tag" \
   status --nodes "$nodes" k
+usage_case "--permits: '0' is not a number of permits \(1 or more\)" run --nodes "$nodes" -k k --permits 0 -- true
+usage_case "--permits: 'two' is not a number of permits" run --nodes "$nodes" -k k --permits=two -- true
+usage_case "--shared and --permits exclude each other" run --nodes "$nodes" -k k --permits 2 -s -- true
+usage_case "--exclusive and --shared exclude each other" run --nodes "$nodes" -k k -s -x -- true
+usage_case "--shared takes no value" run --nodes "$nodes" -k k --shared=1 -- true
 [ -e "$work/never" ] && fail "a usage error ran the command"
 
 echo "== run: the command's exit status"
@@ -410,6 +415,125 @@ if [ "$(grep -c '  free$' "$work/freed.out")" = 3 ]; then
 else
   fail "status: not every node says free"
 fi
+
+# status_shows NAME KEY SUMMARY NODE WHAT: `redlock status KEY` succeeds with the summary line
+# SUMMARY and the line NODE for every node (both regular expressions).
+status_shows() {
+  local port
+  rl "$1" status --nodes "$nodes" "$2"
+  expect_status 0 "status: $5" "$1"
+  has "$work/$1.out" "^$2: $3\$" "status: the summary says $5"
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    has "$work/$1.out" "^  127\.0\.0\.1:$port  $4\$" "status: node $port shows $5, each with its expiry"
+  done
+}
+# One entry of a read-write lock or a semaphore in status: an owner value and its expiry.
+entry='[^ ]+ \(ttl [0-9]+ ms\)'
+
+echo "== run: -s readers together, -x alone, a waiting -x keeps new readers out"
+start_holder r1 --nodes "$nodes" -s -k t-rw -- "$hold"
+r1=$holder
+# The second reader's command starts while the first's still runs (it waits for r1.release).
+start_holder r2 --nodes "$nodes" --shared -k t-rw -- "$hold"
+r2=$holder
+if [ ! -e "$work/r1.done" ] && kill -0 "$r1" 2>/dev/null; then
+  pass "two -s runs hold t-rw at once"
+else
+  fail "the first -s run ended before the second started"
+fi
+rl xbusy run --nodes "$nodes" -x -n -k t-rw -- touch "$work/never"
+expect_status 1 "-x -n while readers hold the lock" xbusy
+has "$work/xbusy.err" "lock 't-rw' is held by another owner" "the message says the lock is taken"
+rl plainbusy run --nodes "$nodes" -n -k t-rw -- touch "$work/never"
+expect_status 1 "a plain run -n while -s runs hold the key" plainbusy
+"$bin" run --nodes "$nodes" -x -k t-rw -- \
+  sh -c 'test -e "$1" && test -e "$2" && echo writer >"$3"' sh "$work/r1.done" "$work/r2.done" \
+  "$work/x.ran" >"$work/x.out" 2>"$work/x.err" &
+x=$!
+background+=("$x")
+wait_subscribed t-rw # the writer made its attempt, recorded its intent, and waits
+status_shows rwstatus t-rw "read-locked by 2 reader\(s\), a writer waiting \(each on a quorum: 2 of 3 nodes\)" \
+  "read by $entry, $entry; a writer waiting: $entry" "two readers and a waiting writer"
+rl rlate run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
+expect_status 1 "-s -n while a -x run waits for the readers" rlate
+[ -e "$work/never" ] && fail "a refused run ran its command"
+: >"$work/r1.release"
+wait_exit "$r1"
+expect_status 0 "the first reader finished" r1
+: >"$work/r2.release"
+wait_exit "$r2"
+expect_status 0 "the second reader finished" r2
+wait_exit "$x"
+expect_status 0 "-x waited for both readers, then ran" x
+if [ -s "$work/x.ran" ]; then
+  pass "the writer's command ran after both readers' had finished"
+else
+  fail "the writer's command ran before the readers finished"
+fi
+rl rwfree status --nodes "$nodes" t-rw
+has "$work/rwfree.out" "^t-rw: free on 3 of 3 nodes$" "the read-write lock is gone after the runs"
+start_holder rw-w --nodes "$nodes" -x -k t-rw -- "$hold"
+w=$holder
+rl wstatus status --nodes "$nodes" t-rw
+has "$work/wstatus.out" "^t-rw: write-locked by [^ ]+ \(each on a quorum: 2 of 3 nodes\)$" \
+  "status: a writer holds the read-write lock"
+has "$work/wstatus.out" "^  127\.0\.0\.1:${REDIS_NODE_PORTS[0]}  written by [^ ]+ \(ttl [0-9]+ ms\)$" \
+  "status: the node's line names the writer with its expiry"
+: >"$work/rw-w.release"
+wait_exit "$w"
+expect_status 0 "the writer finished" rw-w
+# A plain run's key is no read-write lock: the nodes refuse -s and -x on it (a node error,
+# never the busy status).
+start_holder rw-plain --nodes "$nodes" -k t-rw -- "$hold"
+p=$holder
+rl rwplain run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
+expect_status 69 "-s -n while a plain run holds the key" rwplain
+: >"$work/rw-plain.release"
+wait_exit "$p"
+expect_status 0 "the plain run finished" rw-plain
+
+echo "== run: --permits N lets N runs in"
+start_holder s1 --nodes "$nodes" --permits 2 -k t-sem -- "$hold"
+s1=$holder
+start_holder s2 --nodes "$nodes" --permits=2 -k t-sem -- "$hold"
+s2=$holder
+if [ ! -e "$work/s1.done" ] && kill -0 "$s1" 2>/dev/null; then
+  pass "two --permits 2 runs hold t-sem at once"
+else
+  fail "the first permit's run ended before the second started"
+fi
+status_shows semstatus t-sem "2 of 2 permit\(s\) in use \(each on a quorum: 3 of 3 nodes\)" \
+  "2 of 2 permit\(s\) in use: $entry, $entry" "two permits of two in use"
+rl sfull run --nodes "$nodes" --permits 2 -n -E 7 -k t-sem -- touch "$work/never"
+expect_status 7 "a third --permits 2 -n -E 7 while two hold permits" sfull
+rl smismatch run --nodes "$nodes" --permits 3 -n -k t-sem -- touch "$work/never"
+expect_status 64 "--permits 3 while the holders use 2" smismatch
+has "$work/smismatch.err" "another number of permits than --permits 3" "the message names --permits"
+has "$work/smismatch.err" "use 2 permits, this client 3" "each node's line names both numbers"
+rl smismatchq run --nodes "$nodes" --permits 3 -n -q -k t-sem -- touch "$work/never"
+expect_status 64 "--permits 3 --quiet while the holders use 2" smismatchq
+[ -e "$work/never" ] && fail "a refused run ran its command"
+"$bin" run --nodes "$nodes" --permits 2 -k t-sem -- \
+  sh -c 'test -e "$1" && echo third >"$2"' sh "$work/s1.done" "$work/s3.ran" \
+  >"$work/s3.out" 2>"$work/s3.err" &
+s3=$!
+background+=("$s3")
+wait_subscribed t-sem
+: >"$work/s1.release"
+wait_exit "$s1"
+expect_status 0 "the first permit's run finished" s1
+wait_exit "$s3"
+expect_status 0 "a third --permits 2 run waited for a permit, then ran" s3
+if [ -s "$work/s3.ran" ]; then
+  pass "the third run's command ran after a permit was given back"
+else
+  fail "the third run's command ran while two permits were held"
+fi
+: >"$work/s2.release"
+wait_exit "$s2"
+expect_status 0 "the second permit's run finished" s2
+rl semfree status --nodes "$nodes" t-sem
+has "$work/semfree.out" "^t-sem: free on 3 of 3 nodes$" "the semaphore is gone after the runs"
 
 echo "== --key-prefix and REDLOCK_KEY_PREFIX"
 port0=${REDIS_NODE_PORTS[0]}

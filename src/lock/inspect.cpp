@@ -12,6 +12,7 @@
 #include "core/spawn.hpp"
 #include "lock/client_impl.hpp"
 #include "protocol/inspection.hpp"
+#include "protocol/key_space.hpp"
 #include "protocol/script_table.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -58,19 +59,120 @@ std::optional<std::int64_t> hold_count(const std::string& text)
     return n;
 }
 
+// A decimal integer, as the scripts store hold counts, expiries and limits.
+std::optional<std::int64_t> whole_number(const resp::reply& r)
+{
+    if (!is_bulk(r)) {
+        return std::nullopt;
+    }
+    std::int64_t n = 0;
+    const char* end = r.text.data() + r.text.size();
+    const auto [p, ec] = std::from_chars(r.text.data(), end, n);
+    if (ec != std::errc{} || p != end) {
+        return std::nullopt;
+    }
+    return n;
+}
+
+// The holder of one entry that expires at `expiry` (the server's ms) if it is still live at
+// `now`.
+std::optional<lock_holder> live_entry(std::string value, holder_role role, std::int64_t expiry,
+                                      std::int64_t now)
+{
+    if (expiry <= now) {
+        return std::nullopt;
+    }
+    return lock_holder{std::move(value), 1, role, std::chrono::milliseconds(expiry - now)};
+}
+
+// A read-write lock's hash: every field a mode ('r', 'w' or 'i'), ':' and an owner value,
+// every value an expiry. False when `fields` are something else.
+bool read_read_write(const std::vector<resp::reply>& fields, std::int64_t now, key_state& s)
+{
+    std::vector<lock_holder> holders;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        const std::string& field = fields[i].text;
+        const auto expiry = whole_number(fields[i + 1]);
+        if (!is_bulk(fields[i]) || field.size() < 2 || field[1] != ':' || !expiry) {
+            return false;
+        }
+        const holder_role role = field[0] == 'r'   ? holder_role::reader
+                                 : field[0] == 'w' ? holder_role::writer
+                                 : field[0] == 'i' ? holder_role::waiting_writer
+                                                   : holder_role::owner;
+        if (role == holder_role::owner) {
+            return false;
+        }
+        if (auto h = live_entry(field.substr(2), role, *expiry, now)) {
+            holders.push_back(std::move(*h));
+        }
+    }
+    s.kind = key_kind::read_write;
+    s.holders = std::move(holders);
+    return true;
+}
+
+// A hash: a reentrant lock's hold counts, or a read-write lock's entries when the reply has
+// the server's time; neither leaves the kind `other`.
+void read_hash(const resp::reply& r, key_state& s)
+{
+    const auto& e = r.elements;
+    if (e.size() < 4 || e[3].type != resp::kind::array || e[3].elements.size() % 2 != 0) {
+        set_unexpected(r, s);
+        return;
+    }
+    const auto& fields = e[3].elements;
+    const auto now = e.size() > 4 ? whole_number(e[4]) : std::nullopt;
+    if (now && !fields.empty() && read_read_write(fields, *now, s)) {
+        return;
+    }
+    std::vector<lock_holder> holders;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        const auto count = is_bulk(fields[i + 1]) ? hold_count(fields[i + 1].text) : std::nullopt;
+        if (!is_bulk(fields[i]) || !count) {
+            return;  // a hash, but not of hold counts: not one of our locks
+        }
+        holders.push_back({fields[i].text, *count, holder_role::owner, std::nullopt});
+    }
+    s.kind = key_kind::reentrant;
+    s.holders = std::move(holders);
+}
+
+// A sorted set: a semaphore's permits {owner value: expiry}, then the server's time and the
+// limit ('' when none is stored).
+void read_semaphore(const resp::reply& r, key_state& s)
+{
+    const auto& e = r.elements;
+    const auto now = e.size() == 6 ? whole_number(e[4]) : std::nullopt;
+    if (!now || e[3].type != resp::kind::array || e[3].elements.size() % 2 != 0 || !is_bulk(e[5])) {
+        set_unexpected(r, s);
+        return;
+    }
+    const auto& entries = e[3].elements;
+    std::vector<lock_holder> holders;
+    for (std::size_t i = 0; i + 1 < entries.size(); i += 2) {
+        const auto expiry = whole_number(entries[i + 1]);
+        if (!is_bulk(entries[i]) || !expiry) {
+            return;  // a sorted set, but not of expiries: not one of our semaphores
+        }
+        if (auto h = live_entry(entries[i].text, holder_role::owner, *expiry, *now)) {
+            holders.push_back(std::move(*h));
+        }
+    }
+    s.kind = key_kind::semaphore;
+    s.holders = std::move(holders);
+    s.permits = whole_number(e[5]).value_or(0);
+}
+
 using inspect_result = std::tuple<error_code, std::vector<key_state>>;
 
 // The requests of one inspection, one per node; the connections hold it while they are
 // queued or in flight. Its coroutine waits on `wake`, cancelled once every node answered.
 struct inspect_round final : request_owner
 {
-    inspect_round(const asio::any_io_executor& ex, std::string_view key, std::size_t nodes,
+    inspect_round(const asio::any_io_executor& ex, command c, std::size_t nodes,
                   clock::time_point deadline)
-        : cmd(inspect_command(key)),
-          states(nodes),
-          pending(nodes, 1),
-          remaining(nodes),
-          wake(ex, deadline)
+        : cmd(std::move(c)), states(nodes), pending(nodes, 1), remaining(nodes), wake(ex, deadline)
     {
     }
 
@@ -138,8 +240,11 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
         co_return inspect_result{error::shut_down, {}};
     }
     const auto& nodes = c->connections;
-    auto round = std::make_shared<inspect_round>(c->strand, c->cfg.key_prefix + key, nodes.size(),
-                                                 clock::now() + timeout);
+    // A semaphore's limit lives beside its key, in its slot on a cluster.
+    const std::string full_key = c->cfg.key_prefix + key;
+    auto round = std::make_shared<inspect_round>(
+        c->strand, inspect_command(full_key, limit_key(c->cfg.key_prefix, full_key, c->in_cluster)),
+        nodes.size(), clock::now() + timeout);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         round->states[i].endpoint = nodes[i]->name();
     }
@@ -165,9 +270,13 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
 
 }  // namespace
 
-command inspect_command(std::string_view key)
+command inspect_command(std::string_view key, std::string_view limit_key)
 {
-    return script_command(script_id::inspect, {std::string(key)}, {});
+    std::vector<std::string> keys{std::string(key)};
+    if (!limit_key.empty()) {
+        keys.emplace_back(limit_key);
+    }
+    return script_command(script_id::inspect, keys, {});
 }
 
 void read_inspect_reply(const resp::reply& r, key_state& s)
@@ -176,6 +285,7 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     s.type.clear();
     s.holders.clear();
     s.ttl.reset();
+    s.permits = 0;
     s.replica_of.clear();
     const auto& e = r.elements;
     if (r.type != resp::kind::array || e.size() < 3 || !is_bulk(e[0]) ||
@@ -199,24 +309,11 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
             return;
         }
         s.kind = key_kind::plain;
-        s.holders.push_back({e[3].text, 1});
+        s.holders.push_back({e[3].text, 1, holder_role::owner, std::nullopt});
     } else if (s.type == "hash") {
-        if (e.size() != 4 || e[3].type != resp::kind::array || e[3].elements.size() % 2 != 0) {
-            set_unexpected(r, s);
-            return;
-        }
-        const auto& fields = e[3].elements;
-        std::vector<lock_holder> holders;
-        for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
-            const auto count =
-                is_bulk(fields[i + 1]) ? hold_count(fields[i + 1].text) : std::nullopt;
-            if (!is_bulk(fields[i]) || !count) {
-                return;  // a hash, but not of hold counts: not one of our locks
-            }
-            holders.push_back({fields[i].text, *count});
-        }
-        s.kind = key_kind::reentrant;
-        s.holders = std::move(holders);
+        read_hash(r, s);
+    } else if (s.type == "zset") {
+        read_semaphore(r, s);
     }
 }
 

@@ -404,7 +404,9 @@ constexpr std::string_view fair_release = joined<queue_prelude, fair_release_bod
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
 // the master when the node is a replica, whose locks are only copies ('' otherwise, also when
 // the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
-// contents follow only for the two types locks are made of.
+// contents follow only for the types locks are made of, and with a hash or a sorted set, whose
+// entries carry expiries in the server's milliseconds, the server's time; with a sorted set
+// (a semaphore) also its limit, KEYS[2] when given.
 constexpr std::string_view inspect = R"lua(
 local t = redis.call('TYPE', KEYS[1]).ok
 local ttl = redis.call('PTTL', KEYS[1])
@@ -415,7 +417,13 @@ if type(info) == 'string' and string.match(info, 'role:slave') then
            (string.match(info, 'master_port:(%d+)') or '?')
 end
 if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
-if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
+local now = redis.call('TIME')
+now = string.format('%.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1]), now} end
+if t == 'zset' then
+  local limit = KEYS[2] and redis.call('GET', KEYS[2]) or ''
+  return {t, ttl, master, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), now, limit or ''}
+end
 return {t, ttl, master}
 )lua";
 
@@ -470,7 +478,7 @@ constexpr std::array<row, script_count> rows{{
     {script_id::fair_join, "fair_join", 5, fair_join},
     {script_id::fair_acquire, "fair_acquire", any_keys, fair_acquire},
     {script_id::fair_release, "fair_release", 5, fair_release},
-    {script_id::inspect, "inspect", 1, inspect},
+    {script_id::inspect, "inspect", any_keys, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};
 

@@ -78,6 +78,82 @@ BOOST_FIXTURE_TEST_CASE(a_reentrant_lock_shows_its_owner_and_hold_count, five_no
     }());
 }
 
+// Whether `reply` is an entry's expiry (digits), not a nil: the entry is on the node.
+bool an_expiry(const std::string& reply)
+{
+    return !reply.empty() && reply.find_first_not_of("0123456789") == std::string::npos;
+}
+
+BOOST_FIXTURE_TEST_CASE(a_read_write_lock_shows_its_readers_each_with_its_expiry, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto rw = c.make_rw_mutex("rw", {.expiry = 10s, .tries = 1});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard a = co_await rw.acquire_shared();
+        redlock::guard b = co_await rw.acquire_shared();
+        BOOST_TEST_REQUIRE(co_await settles([&] {
+            for (std::size_t i = 0; i < 5; ++i) {
+                for (const redlock::guard* g : {&a, &b}) {
+                    if (!an_expiry(
+                            redis_command(nodes[i].port(), {"HGET", "rw", "r:" + g->value()}))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }));
+        auto [ec, s] = co_await inspect(c, "rw");
+        BOOST_TEST(!ec);
+        BOOST_TEST_REQUIRE(s.size() == 5u);
+        for (const key_state& n : s) {
+            BOOST_TEST((n.kind == key_kind::read_write));
+            BOOST_TEST(n.type == "hash");
+            BOOST_TEST_REQUIRE(n.holders.size() == 2u);
+            for (const lock_holder& h : n.holders) {
+                BOOST_TEST((h.value == a.value() || h.value == b.value()));
+                BOOST_TEST((h.role == holder_role::reader));
+                BOOST_TEST_REQUIRE(h.ttl.has_value());
+                BOOST_TEST(h.ttl->count() > 0);
+                BOOST_TEST(h.ttl->count() <= 10000);
+            }
+        }
+        co_await a.release();
+        co_await b.release();
+        co_return 0;
+    }());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_semaphore_shows_its_permits_and_its_limit, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto sem = c.make_semaphore("sem", 3, {.expiry = 10s, .tries = 1});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await sem.acquire();
+        BOOST_TEST_REQUIRE(co_await settles([&] {
+            for (std::size_t i = 0; i < 5; ++i) {
+                if (!an_expiry(redis_command(nodes[i].port(), {"ZSCORE", "sem", g.value()}))) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+        auto [ec, s] = co_await inspect(c, "sem");
+        BOOST_TEST(!ec);
+        BOOST_TEST_REQUIRE(s.size() == 5u);
+        for (const key_state& n : s) {
+            BOOST_TEST((n.kind == key_kind::semaphore));
+            BOOST_TEST(n.permits == 3);
+            BOOST_TEST_REQUIRE(n.holders.size() == 1u);
+            BOOST_TEST(n.holders[0].value == g.value());
+            BOOST_TEST_REQUIRE(n.holders[0].ttl.has_value());
+            BOOST_TEST(n.holders[0].ttl->count() > 0);
+            BOOST_TEST(n.holders[0].ttl->count() <= 10000);
+        }
+        co_await g.release();
+        co_return 0;
+    }());
+}
+
 BOOST_FIXTURE_TEST_CASE(a_missing_key_and_other_values_are_told_apart, five_nodes)
 {
     redis_set(nodes[1].port(), "mixed", "someone", 60000);

@@ -143,6 +143,82 @@ BOOST_AUTO_TEST_CASE(a_hash_that_does_not_hold_counts_is_not_a_lock)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_limit_key_travels_as_the_second_key)
+{
+    const auto sha = args_of(inspect_command("sem", "redlock:limit:sem").payload);
+    BOOST_TEST_REQUIRE(sha.size() == 5u);
+    BOOST_TEST(sha[2] == "2");
+    BOOST_TEST(sha[3] == "sem");
+    BOOST_TEST(sha[4] == "redlock:limit:sem");
+}
+
+BOOST_AUTO_TEST_CASE(a_read_write_lock_has_its_live_entries_with_their_own_ttls)
+{
+    // now 1000: reader a has 500 ms left, reader b expired, the waiting writer w 200 ms.
+    const key_state s = read(array(
+        {bulk("hash"), integer(800), bulk(""),
+         array({bulk("r:a"), bulk("1500"), bulk("r:b"), bulk("1000"), bulk("i:w"), bulk("1200")}),
+         bulk("1000")}));
+    BOOST_TEST((s.kind == key_kind::read_write));
+    BOOST_TEST_REQUIRE(s.holders.size() == 2u);
+    BOOST_TEST(s.holders[0].value == "a");
+    BOOST_TEST((s.holders[0].role == redlock::holder_role::reader));
+    BOOST_TEST_REQUIRE(s.holders[0].ttl.has_value());
+    BOOST_TEST(s.holders[0].ttl->count() == 500);
+    BOOST_TEST(s.holders[1].value == "w");
+    BOOST_TEST((s.holders[1].role == redlock::holder_role::waiting_writer));
+    BOOST_TEST(s.holders[1].ttl->count() == 200);
+
+    const key_state w = read(array({bulk("hash"), integer(800), bulk(""),
+                                    array({bulk("w:me:x"), bulk("1800")}), bulk("1000")}));
+    BOOST_TEST((w.kind == key_kind::read_write));
+    BOOST_TEST_REQUIRE(w.holders.size() == 1u);
+    BOOST_TEST(w.holders[0].value == "me:x");
+    BOOST_TEST((w.holders[0].role == redlock::holder_role::writer));
+}
+
+BOOST_AUTO_TEST_CASE(a_hash_of_counts_with_the_time_is_still_a_reentrant_lock)
+{
+    const key_state s = read(array(
+        {bulk("hash"), integer(900), bulk(""), array({bulk("me"), bulk("2")}), bulk("1000")}));
+    BOOST_TEST((s.kind == key_kind::reentrant));
+    BOOST_TEST_REQUIRE(s.holders.size() == 1u);
+    BOOST_TEST(s.holders[0].count == 2);
+    BOOST_TEST(!s.holders[0].ttl.has_value());
+    const key_state x = read(array(
+        {bulk("hash"), integer(900), bulk(""), array({bulk("q:me"), bulk("2000")}), bulk("1000")}));
+    // No read-write mode 'q': a reentrant owner "q:me" holding it 2000 times.
+    BOOST_TEST((x.kind == key_kind::reentrant));
+    BOOST_TEST_REQUIRE(x.holders.size() == 1u);
+    BOOST_TEST(x.holders[0].value == "q:me");
+    BOOST_TEST(x.holders[0].count == 2000);
+}
+
+BOOST_AUTO_TEST_CASE(a_semaphore_has_its_live_permits_and_its_limit)
+{
+    const key_state s = read(array(
+        {bulk("zset"), integer(900), bulk(""),
+         array({bulk("old"), bulk("990"), bulk("p1"), bulk("1300"), bulk("p2"), bulk("1900")}),
+         bulk("1000"), bulk("2")}));
+    BOOST_TEST((s.kind == key_kind::semaphore));
+    BOOST_TEST(s.permits == 2);
+    BOOST_TEST_REQUIRE(s.holders.size() == 2u);
+    BOOST_TEST(s.holders[0].value == "p1");
+    BOOST_TEST(s.holders[0].ttl->count() == 300);
+    BOOST_TEST(s.holders[1].ttl->count() == 900);
+    BOOST_TEST((s.holders[1].role == redlock::holder_role::owner));
+
+    const key_state none =
+        read(array({bulk("zset"), integer(-1), bulk(""), array({}), bulk("1000"), bulk("")}));
+    BOOST_TEST((none.kind == key_kind::semaphore));
+    BOOST_TEST(none.permits == 0);
+    const key_state other = read(array({bulk("zset"), integer(-1), bulk(""),
+                                        array({bulk("m"), bulk("1.5")}), bulk("1000"), bulk("")}));
+    BOOST_TEST((other.kind == key_kind::other), "a sorted set of other scores");
+    const key_state bad = read(array({bulk("zset"), integer(-1), bulk(""), array({})}));
+    BOOST_TEST((bad.code == redlock::node_errc::unexpected_reply));
+}
+
 BOOST_AUTO_TEST_CASE(another_type_is_named)
 {
     const key_state s = read(array({bulk("list"), integer(-1), bulk("")}));

@@ -36,6 +36,8 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string_view>
+#include <utility>
 #include <variant>
 
 extern char** environ;
@@ -313,6 +315,43 @@ bool nodes_at_fault(error_code ec, const redlock::report& r)
     return ec == redlock::error::failed && (r.count(redlock::node_status::taken) == 0 || outage(r));
 }
 
+// One acquire of `lock`: a single attempt (`once`), or attempts as its options allow. Plain
+// statements, not a conditional expression: g++ 12 starts both operands' co_awaits of one.
+template <class Lock>
+asio::awaitable<acquired> acquire_with(Lock lock, bool once)
+{
+    if (once) {
+        co_return co_await lock.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
+}
+
+// A reader's acquire of the read-write lock `lock`, as acquire_with.
+asio::awaitable<acquired> acquire_shared_with(redlock::rw_mutex lock, bool once)
+{
+    if (once) {
+        co_return co_await lock.async_try_acquire_shared(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await lock.async_acquire_shared(asio::as_tuple(asio::use_awaitable));
+}
+
+// One acquire of the lock kind the options chose, as acquire_with.
+asio::awaitable<acquired> acquire_once(redlock::client& locks, const run_args& a,
+                                       const redlock::options& opts, bool once)
+{
+    switch (a.kind) {
+        case lock_kind::exclusive:
+            return acquire_with(locks.make_rw_mutex(a.key, opts), once);
+        case lock_kind::shared:
+            return acquire_shared_with(locks.make_rw_mutex(a.key, opts), once);
+        case lock_kind::permit:
+            return acquire_with(locks.make_semaphore(a.key, a.permits, opts), once);
+        case lock_kind::mutex:
+            break;
+    }
+    return acquire_with(locks.make_mutex(a.key, opts), once);
+}
+
 // Waits for the lock as --wait says (a single attempt for -n), ended early by an outage that
 // lasts a connect timeout. The library's acquire runs in spans of one connect timeout, each
 // ending with its last attempt's report; two spans in a row that end in an outage end the
@@ -324,8 +363,7 @@ asio::awaitable<acquired> wait_for_lock(redlock::client& locks, const run_args& 
                                         redlock::options opts, steady::time_point asked)
 {
     if (a.wait && a.wait->count() == 0) {
-        redlock::mutex m = locks.make_mutex(a.key, opts);
-        co_return co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+        co_return co_await acquire_once(locks, a, opts, true);
     }
     const auto span = std::max(a.nodes.connect_timeout, std::chrono::milliseconds(1));
     int outage_spans = 0;  // in a row
@@ -338,8 +376,7 @@ asio::awaitable<acquired> wait_for_lock(redlock::client& locks, const run_args& 
         if (opts.wait->count() <= 0) {
             opts.wait = std::chrono::milliseconds(1);  // the last attempt, at the deadline
         }
-        redlock::mutex m = locks.make_mutex(a.key, opts);
-        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        auto [ec, g] = co_await acquire_once(locks, a, opts, false);
         const auto now = steady::now();
         if (ec != redlock::error::failed && ec != redlock::error::taken) {
             co_return acquired{ec, std::move(g)};  // acquired, misconfigured, shut down
@@ -416,10 +453,16 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
                     std::to_string(a.nodes.nodes.size()) + " node(s) " +
                     (outage(r) ? "answered" : "granted it") + " (" + counts(r) + ")" +
                     (a.verbose ? "" : "; --verbose shows each node's answer"));
-            } else if (ec == redlock::error::misconfigured) {
+            } else if (ec == redlock::error::misconfigured ||
+                       ec == redlock::error::invalid_argument) {
                 // Each node's cause, even without --verbose: retrying will not help, so the
-                // message must say what to fix.
-                say("could not acquire lock " + quoted(a.key) + ": " + ec.message());
+                // message must say what to fix (for a semaphore's other --permits, both
+                // numbers).
+                say("could not acquire lock " + quoted(a.key) + ": " +
+                    (ec == redlock::error::invalid_argument && a.kind == lock_kind::permit
+                         ? "its holders use another number of permits than --permits " +
+                               std::to_string(a.permits)
+                         : ec.message()));
                 if (!a.verbose) {
                     print_report(r);
                 }
@@ -431,7 +474,11 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             }
         }
         co_await shutdown();
-        co_return unavailable ? nodes_unavailable : a.conflict_exit_code;
+        // A semaphore whose holders use another --permits: this command line disagrees with
+        // the lock's other users, which neither waiting nor the nodes can mend.
+        co_return ec == redlock::error::invalid_argument ? usage_exit
+        : unavailable                                    ? nodes_unavailable
+                                                         : a.conflict_exit_code;
     }
     if (a.verbose) {
         say("acquired " + quoted(a.key) + " on " +
@@ -504,6 +551,35 @@ int parse_exit_code(std::string_view option, std::string_view text)
     return n;
 }
 
+// A semaphore's number of permits for --permits: 1 or more.
+std::ptrdiff_t parse_permits(std::string_view text)
+{
+    std::ptrdiff_t n = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || p != text.data() + text.size() || n < 1) {
+        throw usage_error("--permits: " + quoted(text) + " is not a number of permits (1 or more)");
+    }
+    return n;
+}
+
+// -s, -x and --permits each choose the lock: one of them, as often as wanted.
+void set_kind(run_args& a, lock_kind kind, std::string_view option)
+{
+    constexpr std::pair<lock_kind, std::string_view> names[] = {
+        {lock_kind::shared, "--shared"},
+        {lock_kind::exclusive, "--exclusive"},
+        {lock_kind::permit, "--permits"}};
+    if (a.kind != lock_kind::mutex && a.kind != kind) {
+        for (auto [k, name] : names) {
+            if (k == a.kind) {
+                throw usage_error(std::string(option) + " and " + std::string(name) +
+                                  " exclude each other");
+            }
+        }
+    }
+    a.kind = kind;
+}
+
 }  // namespace
 
 run_args parse_run_args(int argc, char** argv, int first)
@@ -548,6 +624,13 @@ run_args parse_run_args(int argc, char** argv, int first)
             a.kill_after = parse_duration("--kill-after", *v);
         } else if (tls_option(args, tls)) {
         } else if (key_prefix_option(args, key_prefix)) {
+        } else if (args.flag("--shared", "-s")) {
+            set_kind(a, lock_kind::shared, "--shared");
+        } else if (args.flag("--exclusive", "-x")) {
+            set_kind(a, lock_kind::exclusive, "--exclusive");
+        } else if (auto v = args.value_option("--permits")) {
+            set_kind(a, lock_kind::permit, "--permits");
+            a.permits = parse_permits(*v);
         } else if (args.flag("--process-group")) {
             a.process_group = true;
         } else if (args.flag("--quiet", "-q")) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace redlock_cli {
 namespace {
@@ -39,6 +40,40 @@ std::string printable(std::string_view s)
     return out;
 }
 
+std::string with_ttl(const redlock::lock_holder& h)
+{
+    return printable(h.value) + (h.ttl ? " (ttl " + std::to_string(h.ttl->count()) + " ms)" : "");
+}
+
+// A read-write lock's or a semaphore's live entries, each with its own expiry.
+std::string describe_entries(const redlock::key_state& s)
+{
+    using redlock::holder_role;
+    if (s.kind == redlock::key_kind::semaphore) {
+        std::string out = std::to_string(s.holders.size()) +
+                          (s.permits > 0 ? " of " + std::to_string(s.permits) : "") +
+                          " permit(s) in use";
+        for (std::size_t i = 0; i < s.holders.size(); ++i) {
+            out += (i ? ", " : ": ") + with_ttl(s.holders[i]);
+        }
+        return out;
+    }
+    std::string readers, out;
+    for (const redlock::lock_holder& h : s.holders) {
+        if (h.role == holder_role::reader) {
+            readers += (readers.empty() ? "" : ", ") + with_ttl(h);
+        } else {
+            out += std::string(out.empty() ? "" : "; ") +
+                   (h.role == holder_role::writer ? "written by " : "a writer waiting: ") +
+                   with_ttl(h);
+        }
+    }
+    if (!readers.empty()) {
+        out = "read by " + readers + (out.empty() ? "" : "; ") + out;
+    }
+    return out.empty() ? "free (a read-write lock with only expired entries)" : out;
+}
+
 std::string describe_state(const redlock::key_state& s)
 {
     if (!s.error.empty()) {
@@ -52,6 +87,9 @@ std::string describe_state(const redlock::key_state& s)
             return replica + "free";
         case redlock::key_kind::other:
             return replica + "not a lock (a " + s.type + ")";
+        case redlock::key_kind::read_write:
+        case redlock::key_kind::semaphore:
+            return replica + describe_entries(s);
         case redlock::key_kind::plain:
         case redlock::key_kind::reentrant:
             break;
@@ -67,8 +105,60 @@ std::string describe_state(const redlock::key_state& s)
     return out;
 }
 
+// For a read-write lock or a semaphore: who holds it on enough nodes, or "" when nobody
+// does (summary then says how the nodes are split). Entries on replicas or unreadable
+// nodes never count.
+std::string entries_summary(const std::string& key, const std::vector<redlock::key_state>& states)
+{
+    using redlock::holder_role;
+    const std::size_t n = states.size();
+    std::map<std::pair<holder_role, std::string>, std::size_t> nodes_of;
+    bool semaphore = false;
+    std::int64_t permits = 0;
+    for (const redlock::key_state& s : states) {
+        if (!s.error.empty() || !s.replica_of.empty()) {
+            continue;
+        }
+        semaphore = semaphore || s.kind == redlock::key_kind::semaphore;
+        permits = std::max(permits, s.permits);
+        for (const auto& h : s.holders) {
+            ++nodes_of[{h.role, h.value}];
+        }
+    }
+    // A permit needs more than a majority (semaphore::quorum()); the rest a majority.
+    const std::size_t limit = static_cast<std::size_t>(std::max<std::int64_t>(permits, 1));
+    const std::size_t quorum = semaphore ? n * limit / (limit + 1) + 1 : n / 2 + 1;
+    std::map<holder_role, std::size_t> holding;
+    std::string writer;
+    for (const auto& [who, count] : nodes_of) {
+        if (count >= quorum) {
+            ++holding[who.first];
+            writer = who.first == holder_role::writer ? printable(who.second) : writer;
+        }
+    }
+    const std::string nodes = " (each on a quorum: " + std::to_string(quorum) + " of " +
+                              std::to_string(n) + " node" + (n == 1 ? "" : "s") + ")";
+    const std::string name = printable(key) + ": ";
+    if (semaphore && holding[holder_role::owner] > 0) {
+        return name + std::to_string(holding[holder_role::owner]) +
+               (permits > 0 ? " of " + std::to_string(permits) : "") + " permit(s) in use" + nodes;
+    }
+    if (!writer.empty()) {
+        return name + "write-locked by " + writer + nodes;
+    }
+    if (holding[holder_role::reader] > 0) {
+        return name + "read-locked by " + std::to_string(holding[holder_role::reader]) +
+               " reader(s)" +
+               (holding[holder_role::waiting_writer] > 0 ? ", a writer waiting" : "") + nodes;
+    }
+    return "";
+}
+
 std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
 {
+    if (std::string s = entries_summary(key, states); !s.empty()) {
+        return s;
+    }
     const std::size_t n = states.size();
     const std::size_t quorum = n / 2 + 1;
     std::map<std::string, std::size_t> by_owner;
@@ -96,6 +186,10 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
                 for (const auto& h : s.holders) {
                     ++by_owner[h.value];
                 }
+                break;
+            case redlock::key_kind::read_write:
+            case redlock::key_kind::semaphore:
+                ++held;  // entries_summary tells who holds it
                 break;
         }
     }
