@@ -20,9 +20,11 @@ namespace redlock {
 
 /// What a key is, as a lock.
 enum class key_kind {
-    /// The key does not exist: the lock is free on that node.
+    /// The key does not exist: the lock is free on that node (a fair lock's queue, in
+    /// `key_state::queue`, may still have waiters).
     missing,
-    /// A string: a plain lock, held by the owner value it holds.
+    /// A string: a plain lock, or a fair one (`options::fair`), held by the owner value it
+    /// holds.
     plain,
     /// A hash of {owner value: hold count}: a reentrant lock.
     reentrant,
@@ -62,6 +64,22 @@ struct lock_holder
     std::optional<std::chrono::milliseconds> ttl;
 };
 
+/// One waiter in a fair lock's queue (`options::fair`) on one node.
+struct queued_waiter
+{
+    /// The waiter's owner value (binary-safe).
+    std::string value;
+    /// Its place in the queue: the ticket it committed, or while it is still joining the
+    /// node's proposal for it.
+    std::uint64_t ticket = 0;
+    /// Whether the ticket is committed. A waiter that is still joining (over several nodes)
+    /// cannot be granted the lock until it commits, and holds up those behind it meanwhile.
+    bool committed = false;
+    /// The entry's remaining time by the node's clock: it leaves the queue then, unless the
+    /// waiter refreshes it first (as a live waiter does every expiry / 4).
+    std::chrono::milliseconds ttl{0};
+};
+
 /// One node's view of a key.
 struct key_state
 {
@@ -79,6 +97,12 @@ struct key_state
     /// For `semaphore`: the number of permits its holders use, as stored beside them; 0 when
     /// the node has none stored.
     std::int64_t permits = 0;
+    /// For a lock key with a fair queue beside it: the queue's live entries in the order
+    /// they are granted, the next in line first (entries past their expiry are left out, and
+    /// so is the holder's own entry, which it keeps until it releases).
+    /// Empty for the other kinds, and when nobody waits. Read whatever `kind` is, since a
+    /// fair lock may be free (`missing`) while its head is about to take it.
+    std::vector<queued_waiter> queue;
     /// The key's remaining time to live; none when the key has no expiry or is missing.
     std::optional<std::chrono::milliseconds> ttl;
     /// Non-empty when the node is a replica: its master's "host:port". A replica only

@@ -20,6 +20,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <optional>
@@ -164,6 +165,32 @@ void read_semaphore(const resp::reply& r, key_state& s)
     s.permits = whole_number(e[5]).value_or(0);
 }
 
+// A fair lock's queue: the server's time `now`, then four elements per entry in the queue's
+// order (value, ticket, state, expiry). An entry past its expiry, or without one (the node
+// dropped it), is left out. False when `queue` is something else.
+bool read_queue(const resp::reply& now_reply, const resp::reply& queue, key_state& s)
+{
+    const auto now = whole_number(now_reply);
+    const auto& e = queue.elements;
+    if (!now || queue.type != resp::kind::array || e.size() % 4 != 0) {
+        return false;
+    }
+    std::vector<queued_waiter> waiters;
+    for (std::size_t i = 0; i < e.size(); i += 4) {
+        const auto ticket = whole_number(e[i + 1]);
+        if (!is_bulk(e[i]) || !ticket || *ticket < 0 || !is_bulk(e[i + 2]) || !is_bulk(e[i + 3])) {
+            return false;
+        }
+        const auto expiry = whole_number(e[i + 3]);
+        if (expiry && *expiry > *now) {
+            waiters.push_back({e[i].text, static_cast<std::uint64_t>(*ticket), e[i + 2].text == "c",
+                               std::chrono::milliseconds(*expiry - *now)});
+        }
+    }
+    s.queue = std::move(waiters);
+    return true;
+}
+
 using inspect_result = std::tuple<error_code, std::vector<key_state>>;
 
 // The requests of one inspection, one per node; the connections hold it while they are
@@ -240,10 +267,11 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
         co_return inspect_result{error::shut_down, {}};
     }
     const auto& nodes = c->connections;
-    // A semaphore's limit lives beside its key, in its slot on a cluster.
+    // A semaphore's limit and a fair lock's queue live beside its key, in its slot on a
+    // cluster.
     const std::string full_key = c->cfg.key_prefix + key;
     auto round = std::make_shared<inspect_round>(
-        c->strand, inspect_command(full_key, limit_key(c->cfg.key_prefix, full_key, c->in_cluster)),
+        c->strand, inspect_command(inspected_keys_of(c->cfg.key_prefix, full_key, c->in_cluster)),
         nodes.size(), clock::now() + timeout);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         round->states[i].endpoint = nodes[i]->name();
@@ -270,13 +298,27 @@ asio::awaitable<inspect_result> inspect_op(std::shared_ptr<client_impl> c, std::
 
 }  // namespace
 
-command inspect_command(std::string_view key, std::string_view limit_key)
+inspected_keys inspected_keys_of(std::string_view prefix, std::string_view key, bool in_cluster)
 {
-    std::vector<std::string> keys{std::string(key)};
-    if (!limit_key.empty()) {
-        keys.emplace_back(limit_key);
+    inspected_keys k{std::string(key), limit_key(prefix, key, in_cluster), {}};
+    k.queue = {queue_key(prefix, key, queue_part::order, in_cluster),
+               queue_key(prefix, key, queue_part::expiries, in_cluster),
+               queue_key(prefix, key, queue_part::states, in_cluster)};
+    return k;
+}
+
+command inspect_command(const inspected_keys& keys)
+{
+    std::vector<std::string> names{keys.key};
+    if (!keys.limit.empty()) {
+        names.push_back(keys.limit);
+        for (const std::string& part : keys.queue) {
+            if (!part.empty()) {
+                names.push_back(part);
+            }
+        }
     }
-    return script_command(script_id::inspect, keys, {});
+    return script_command(script_id::inspect, names, {});
 }
 
 void read_inspect_reply(const resp::reply& r, key_state& s)
@@ -286,6 +328,7 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     s.holders.clear();
     s.ttl.reset();
     s.permits = 0;
+    s.queue.clear();
     s.replica_of.clear();
     const auto& e = r.elements;
     if (r.type != resp::kind::array || e.size() < 3 || !is_bulk(e[0]) ||
@@ -296,6 +339,9 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     s.type = e[0].text;
     s.replica_of = e[2].text;
     if (s.type == "none") {
+        if (e.size() == 5 && !read_queue(e[3], e[4], s)) {
+            set_unexpected(r, s);
+        }
         return;
     }
     // PTTL: -1 for no expiry (-2, missing, cannot follow an existing TYPE in one script).
@@ -304,12 +350,15 @@ void read_inspect_reply(const resp::reply& r, key_state& s)
     }
     s.kind = key_kind::other;
     if (s.type == "string") {
-        if (e.size() != 4 || !is_bulk(e[3])) {
+        if ((e.size() != 4 && e.size() != 6) || !is_bulk(e[3]) ||
+            (e.size() == 6 && !read_queue(e[4], e[5], s))) {
             set_unexpected(r, s);
             return;
         }
         s.kind = key_kind::plain;
         s.holders.push_back({e[3].text, 1, holder_role::owner, std::nullopt});
+        // A fair holder keeps its entry at the head until it releases: it waits no more.
+        std::erase_if(s.queue, [&](const queued_waiter& w) { return w.value == e[3].text; });
     } else if (s.type == "hash") {
         read_hash(r, s);
     } else if (s.type == "zset") {

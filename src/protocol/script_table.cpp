@@ -406,7 +406,9 @@ constexpr std::string_view fair_release = joined<queue_prelude, fair_release_bod
 // the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
 // contents follow only for the types locks are made of, and with a hash or a sorted set, whose
 // entries carry expiries in the server's milliseconds, the server's time; with a sorted set
-// (a semaphore) also its limit, KEYS[2] when given.
+// (a semaphore) also its limit, KEYS[2] when given. With a fair queue's keys (KEYS[3] its
+// order, KEYS[4] the entries' expiries, KEYS[5] their states), a string or a missing key is
+// followed by the time and the queue in order: value, ticket, state, expiry for each entry.
 constexpr std::string_view inspect = R"lua(
 local t = redis.call('TYPE', KEYS[1]).ok
 local ttl = redis.call('PTTL', KEYS[1])
@@ -416,9 +418,24 @@ if type(info) == 'string' and string.match(info, 'role:slave') then
   master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
            (string.match(info, 'master_port:(%d+)') or '?')
 end
-if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
 local now = redis.call('TIME')
 now = string.format('%.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+local function queue()
+  local out = {}
+  local order = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+  for i = 1, #order, 2 do
+    out[#out + 1] = order[i]
+    out[#out + 1] = order[i + 1]
+    out[#out + 1] = redis.call('HGET', KEYS[5], order[i]) or ''
+    out[#out + 1] = redis.call('ZSCORE', KEYS[4], order[i]) or ''
+  end
+  return out
+end
+if t == 'string' then
+  if KEYS[3] then return {t, ttl, master, redis.call('GET', KEYS[1]), now, queue()} end
+  return {t, ttl, master, redis.call('GET', KEYS[1])}
+end
+if t == 'none' and KEYS[3] then return {t, ttl, master, now, queue()} end
 if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1]), now} end
 if t == 'zset' then
   local limit = KEYS[2] and redis.call('GET', KEYS[2]) or ''
