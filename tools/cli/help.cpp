@@ -93,7 +93,7 @@ const std::string_view run_help = R"help(NAME
 
 SYNOPSIS
     redlock run [OPTIONS] --nodes URL[,URL...] -k KEY [--] COMMAND [ARG...]
-    redlock run -s | -x | --permits N [OPTIONS] -k KEY [--] COMMAND [ARG...]
+    redlock run -s | -x | --permits N | --fair [OPTIONS] -k KEY [--] COMMAND...
 
 DESCRIPTION
     Acquires the lock KEY on the nodes, runs COMMAND with its arguments
@@ -112,14 +112,16 @@ DESCRIPTION
     --signal, sends SIGKILL if COMMAND is still running --kill-after later, and
     exits with status 3 once COMMAND has ended.
 
-    By default the lock is a mutex: one holder at a time. With -s or -x it is
-    a read-write lock: any number of -s runs (readers) hold it together, a -x
-    run (the writer) alone, and a -x run that waits keeps new readers out.
-    With --permits N it is a semaphore: up to N runs hold it at once. Each kind
-    keeps its own format under KEY: give every run on one KEY the same kind
-    (all of -s and -x, or the same --permits N, or none of them). A plain run
-    waits while -s or -x runs hold KEY, but -s and -x runs fail with status 69
-    while a plain run holds it.
+    The lock is a read-write lock, as in flock(1): by default (or with -x) a
+    run is its writer and holds it alone; any number of -s runs (readers)
+    hold it together, and a run that waits for readers keeps new ones out.
+    With --permits N it is a semaphore: up to N runs hold it at once. With
+    --fair it is a fair lock: one holder at a time, granted in the order the
+    runs began to wait. Each kind keeps its own format under KEY: give every
+    run on one KEY the same kind (any of -s, -x and neither; or the same
+    --permits N; or --fair). Runs of different kinds on one KEY never hold it
+    together: a --fair run waits while others hold KEY, the others fail with
+    status 69 while a run of another kind holds it.
 
     When the lock is busy, redlock waits for it as flock(1) does, trying
     again as soon as the holder releases it: for as long as it takes by
@@ -162,9 +164,10 @@ OPTIONS
         at the same time; a -x run may not.
 
     -x, --exclusive
-        Take KEY as the writer of a read-write lock: no -s run and no other -x
-        run holds it meanwhile. While it waits for readers to leave, new -s
-        runs are refused, so a stream of readers cannot starve it.
+        Take KEY as the writer of a read-write lock: no -s run and no other
+        writer holds it meanwhile. While it waits for readers to leave, new -s
+        runs are refused, so a stream of readers cannot starve it. This is
+        the default.
 
     --permits N
         Take one of the N permits of the semaphore KEY (N >= 1): up to N runs
@@ -172,6 +175,14 @@ OPTIONS
         majority of them when N > 1 (every node once N >= nodes - 1). Every
         run on KEY must give the same N: while holders with another N hold
         KEY, redlock exits with status 64 and names both numbers.
+
+    --fair
+        Take KEY as a fair lock: one holder at a time, and the runs that wait
+        get it in the order they began to wait (first come, first served),
+        across hosts. A run keeps its place in the queue for its whole wait;
+        one that stops waiting (--wait, a signal, an outage) leaves it at
+        once. With -n it succeeds only when KEY is free and nobody waits. Not
+        with -s or --permits.
 
     --expiry DUR
         The key's time to live (default 30s). If redlock dies without
@@ -266,7 +277,10 @@ EXAMPLES
     Let reports read a cache together while a refresh waits for them and
     then runs alone:
         redlock run -s -k cache -- ./report.sh
-        redlock run -x -k cache -- ./refresh-cache.sh
+        redlock run -k cache -- ./refresh-cache.sh
+
+    Let deployments from several hosts take turns in the order they came:
+        redlock run --fair -k deploy -- ./deploy.sh
 
     Run at most four encoding jobs at once across the hosts:
         redlock run --permits 4 -k encoder -- ./encode.sh input.mkv
@@ -297,7 +311,10 @@ DESCRIPTION
     answering. For a read-write lock (redlock run -s or -x) it says "read by
     VALUE (ttl N ms), ...", "written by VALUE (ttl N ms)" and "a writer
     waiting: VALUE (ttl N ms)"; for a semaphore (--permits) "K of N permit(s)
-    in use: VALUE (ttl N ms), ...": each entry expires on its own.
+    in use: VALUE (ttl N ms), ...": each entry expires on its own. A fair
+    lock's line (--fair) ends with its queue in the order it is granted,
+    "; queue: VALUE (ttl N ms), ...", where each waiter's entry expires unless
+    the waiter refreshes it; "joining" marks one that has no ticket yet.
 
     The summary says "locked" when one owner holds a majority of the nodes;
     "free" when no node has the key; "unknown" when the nodes that could not
@@ -305,16 +322,17 @@ DESCRIPTION
     being acquired, released or expiring). For a read-write lock it says
     "write-locked by VALUE" or "read-locked by N reader(s)" (and "a writer
     waiting"), for a semaphore "K of N permit(s) in use", counting the
-    holders on a quorum of the nodes. Bytes that are not printable are shown
-    as \xNN.
+    holders on a quorum of the nodes. For a fair lock it adds "; K waiting in
+    line: VALUE, ..." for the waiters queued on a majority, next in line
+    first. Bytes that are not printable are shown as \xNN.
 
     A replica's line begins "a replica of HOST:PORT, not a master:". A replica
     refuses lock writes, so its copy of the master's keys never counts towards
     the summary: list masters as nodes.
 
     status only reads, in one read-only script per node (TYPE, PTTL, INFO
-    replication, then GET, HGETALL or ZRANGE, and TIME): it never changes a
-    lock.
+    replication, then GET, HGETALL or ZRANGE, TIME, and a fair lock's queue):
+    it never changes a lock.
 
 OPTIONS
     --nodes URL[,URL...]

@@ -74,11 +74,21 @@ std::string describe_entries(const redlock::key_state& s)
     return out.empty() ? "free (a read-write lock with only expired entries)" : out;
 }
 
-std::string describe_state(const redlock::key_state& s)
+// A fair lock's queue on one node, the next in line first: "; queue: a (ttl 300 ms), ...".
+std::string describe_queue(const redlock::key_state& s)
 {
-    if (!s.error.empty()) {
-        return "error: " + s.error;
+    std::string out;
+    for (std::size_t i = 0; i < s.queue.size(); ++i) {
+        const redlock::queued_waiter& w = s.queue[i];
+        out += (i ? ", " : "; queue: ") + printable(w.value) + " (" +
+               (w.committed ? "" : "joining, ") + "ttl " + std::to_string(w.ttl.count()) + " ms)";
     }
+    return out;
+}
+
+// Who holds the key on one node.
+std::string describe_holders(const redlock::key_state& s)
+{
     // A replica refuses lock writes; what it holds is a copy of its master's keys.
     const std::string replica =
         s.replica_of.empty() ? "" : "a replica of " + printable(s.replica_of) + ", not a master: ";
@@ -103,6 +113,14 @@ std::string describe_state(const redlock::key_state& s)
     }
     out += s.ttl ? ", ttl " + std::to_string(s.ttl->count()) + " ms" : ", no expiry";
     return out;
+}
+
+std::string describe_state(const redlock::key_state& s)
+{
+    if (!s.error.empty()) {
+        return "error: " + s.error;
+    }
+    return describe_holders(s) + describe_queue(s);
 }
 
 // For a read-write lock or a semaphore: who holds it on enough nodes, or "" when nobody
@@ -154,7 +172,7 @@ std::string entries_summary(const std::string& key, const std::vector<redlock::k
     return "";
 }
 
-std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
+std::string holders_summary(const std::string& key, const std::vector<redlock::key_state>& states)
 {
     if (std::string s = entries_summary(key, states); !s.empty()) {
         return s;
@@ -220,6 +238,42 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
     const std::size_t best = top == by_owner.end() ? 0 : top->second;
     const char* verdict = best + failed >= quorum ? "unknown (" : "not locked (";
     return name + verdict + parts + nodes + "; quorum " + std::to_string(quorum) + ")";
+}
+
+// A fair lock's waiters that are queued on a majority of the masters, in the order they
+// will be granted (by ticket, which every node of a committed waiter agrees on): "; 2 waiting
+// in line: a, b". Empty when nobody is.
+std::string queue_summary(const std::vector<redlock::key_state>& states)
+{
+    std::map<std::string, std::pair<std::uint64_t, std::size_t>> seen;  // value: ticket, nodes
+    for (const redlock::key_state& s : states) {
+        if (!s.error.empty() || !s.replica_of.empty()) {
+            continue;
+        }
+        for (const redlock::queued_waiter& w : s.queue) {
+            auto [it, fresh] = seen.try_emplace(w.value, w.ticket, 0);
+            it->second.first = std::max(it->second.first, w.ticket);
+            ++it->second.second;
+        }
+    }
+    std::vector<std::pair<std::uint64_t, std::string>> line;
+    for (const auto& [value, where] : seen) {
+        if (where.second >= states.size() / 2 + 1) {
+            line.emplace_back(where.first, value);
+        }
+    }
+    std::sort(line.begin(), line.end());
+    std::string out;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        out += (i ? ", " : "; " + std::to_string(line.size()) + " waiting in line: ") +
+               printable(line[i].second);
+    }
+    return out;
+}
+
+std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
+{
+    return holders_summary(key, states) + queue_summary(states);
 }
 
 }  // namespace
