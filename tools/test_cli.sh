@@ -275,6 +275,16 @@ usage_case "--timeout: .*'fast'" status --nodes "$nodes" --timeout fast k
 usage_case "--key-prefix 'a\{b' opens a hash tag" run --nodes "$nodes" --key-prefix 'a{b' --key k -- true
 REDLOCK_KEY_PREFIX='x{}' usage_case "^redlock status: REDLOCK_KEY_PREFIX 'x\{\}' holds an empty hash tag" \
   status --nodes "$nodes" k
+usage_case "--permits: '0' is not a number of permits \(1 or more\)" run --nodes "$nodes" -k k --permits 0 -- true
+usage_case "--permits: 'two' is not a number of permits" run --nodes "$nodes" -k k --permits=two -- true
+usage_case "--shared and --permits exclude each other" run --nodes "$nodes" -k k --permits 2 -s -- true
+usage_case "--exclusive and --shared exclude each other" run --nodes "$nodes" -k k -s -x -- true
+usage_case "--shared takes no value" run --nodes "$nodes" -k k --shared=1 -- true
+usage_case "^redlock run: --fair and --shared exclude each other: a fair lock has one holder at a time \(see" \
+  run --nodes "$nodes" -k k --fair -s -- true
+usage_case "^redlock run: --fair and --permits exclude each other: a fair lock has one holder at a time \(see" \
+  run --nodes "$nodes" -k k --permits 2 --fair -- true
+usage_case "--fair takes no value" run --nodes "$nodes" -k k --fair=1 -- true
 [ -e "$work/never" ] && fail "a usage error ran the command"
 
 echo "== run: the command's exit status"
@@ -356,17 +366,18 @@ done
 
 rl held status --nodes "$nodes" t-busy
 expect_status 0 "status while held" held
-value=$(redis-cli -p "${REDIS_NODE_PORTS[0]}" get t-busy | tr -d '\r')
-if grep -qxF "t-busy: locked by $value on 3 of 3 nodes (quorum 2)" "$work/held.out"; then
-  pass "status: locked by the holder's value on 3 of 3 nodes"
+# A plain run is the writer of a read-write lock: its entry is "w:" and its owner value.
+value=$(redis-cli -p "${REDIS_NODE_PORTS[0]}" hkeys t-busy | tr -d '\r' | sed -n 's/^w://p')
+if grep -qxF "t-busy: write-locked by $value (each on a quorum: 2 of 3 nodes)" "$work/held.out"; then
+  pass "status: write-locked by the holder's value on 3 of 3 nodes"
 else
-  fail "status: no summary 'locked by $value':"
+  fail "status: no summary 'write-locked by $value':"
   sed 's/^/    /' "$work/held.out" >&2
 fi
 for port in "${REDIS_NODE_PORTS[@]}"; do
-  if grep -Eq "^  127\.0\.0\.1:$port  held by .*, ttl [0-9]+ ms$" "$work/held.out" &&
-    grep -F "127.0.0.1:$port  held by $value, ttl" "$work/held.out" >/dev/null; then
-    ttl=$(grep -F "127.0.0.1:$port " "$work/held.out" | sed -E 's/.*ttl ([0-9]+) ms/\1/')
+  if grep -Eq "^  127\.0\.0\.1:$port  written by .* \(ttl [0-9]+ ms\)$" "$work/held.out" &&
+    grep -F "127.0.0.1:$port  written by $value (ttl" "$work/held.out" >/dev/null; then
+    ttl=$(grep -F "127.0.0.1:$port " "$work/held.out" | sed -E 's/.*ttl ([0-9]+) ms.*/\1/')
     if ((ttl > 0 && ttl <= 30000)); then
       pass "status: node $port held by the holder's value, ttl $ttl ms"
     else
@@ -411,6 +422,249 @@ else
   fail "status: not every node says free"
 fi
 
+# status_shows NAME KEY SUMMARY NODE WHAT: `redlock status KEY` succeeds with the summary line
+# SUMMARY and the line NODE for every node (both regular expressions).
+status_shows() {
+  local port
+  rl "$1" status --nodes "$nodes" "$2"
+  expect_status 0 "status: $5" "$1"
+  has "$work/$1.out" "^$2: $3\$" "status: the summary says $5"
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    has "$work/$1.out" "^  127\.0\.0\.1:$port  $4\$" "status: node $port shows $5, each with its expiry"
+  done
+}
+# One entry of a read-write lock or a semaphore in status: an owner value and its expiry.
+entry='[^ ]+ \(ttl [0-9]+ ms\)'
+
+echo "== run: -s readers together, -x alone, a waiting -x keeps new readers out"
+start_holder r1 --nodes "$nodes" -s -k t-rw -- "$hold"
+r1=$holder
+# The second reader's command starts while the first's still runs (it waits for r1.release).
+start_holder r2 --nodes "$nodes" --shared -k t-rw -- "$hold"
+r2=$holder
+if [ ! -e "$work/r1.done" ] && kill -0 "$r1" 2>/dev/null; then
+  pass "two -s runs hold t-rw at once"
+else
+  fail "the first -s run ended before the second started"
+fi
+rl xbusy run --nodes "$nodes" -x -n -k t-rw -- touch "$work/never"
+expect_status 1 "-x -n while readers hold the lock" xbusy
+has "$work/xbusy.err" "lock 't-rw' is held by another owner" "the message says the lock is taken"
+rl plainbusy run --nodes "$nodes" -n -k t-rw -- touch "$work/never"
+expect_status 1 "a plain run -n while -s runs hold the key" plainbusy
+# A plain run: -x is the default.
+"$bin" run --nodes "$nodes" -k t-rw -- \
+  sh -c 'test -e "$1" && test -e "$2" && echo writer >"$3"' sh "$work/r1.done" "$work/r2.done" \
+  "$work/x.ran" >"$work/x.out" 2>"$work/x.err" &
+x=$!
+background+=("$x")
+wait_subscribed t-rw # the writer made its attempt, recorded its intent, and waits
+status_shows rwstatus t-rw "read-locked by 2 reader\(s\), a writer waiting \(each on a quorum: 2 of 3 nodes\)" \
+  "read by $entry, $entry; a writer waiting: $entry" "two readers and a waiting writer"
+rl rlate run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
+expect_status 1 "-s -n while a -x run waits for the readers" rlate
+[ -e "$work/never" ] && fail "a refused run ran its command"
+: >"$work/r1.release"
+wait_exit "$r1"
+expect_status 0 "the first reader finished" r1
+: >"$work/r2.release"
+wait_exit "$r2"
+expect_status 0 "the second reader finished" r2
+wait_exit "$x"
+expect_status 0 "a plain run (-x, the default) waited for both readers, then ran" x
+if [ -s "$work/x.ran" ]; then
+  pass "the writer's command ran after both readers' had finished"
+else
+  fail "the writer's command ran before the readers finished"
+fi
+rl rwfree status --nodes "$nodes" t-rw
+has "$work/rwfree.out" "^t-rw: free on 3 of 3 nodes$" "the read-write lock is gone after the runs"
+start_holder rw-w --nodes "$nodes" -x -k t-rw -- "$hold"
+w=$holder
+rl wstatus status --nodes "$nodes" t-rw
+has "$work/wstatus.out" "^t-rw: write-locked by [^ ]+ \(each on a quorum: 2 of 3 nodes\)$" \
+  "status: a writer holds the read-write lock"
+has "$work/wstatus.out" "^  127\.0\.0\.1:${REDIS_NODE_PORTS[0]}  written by [^ ]+ \(ttl [0-9]+ ms\)$" \
+  "status: the node's line names the writer with its expiry"
+: >"$work/rw-w.release"
+wait_exit "$w"
+expect_status 0 "the writer finished" rw-w
+# A plain run is the writer: it and the readers exclude each other, as do two writers.
+start_holder rw-plain --nodes "$nodes" -k t-rw -- "$hold"
+p=$holder
+rl rwplain run --nodes "$nodes" -s -n -k t-rw -- touch "$work/never"
+expect_status 1 "-s -n while a plain run holds the key" rwplain
+rl rwplainx run --nodes "$nodes" -x -n -k t-rw -- touch "$work/never"
+expect_status 1 "-x -n while a plain run holds the key" rwplainx
+rl rwplain2 run --nodes "$nodes" -n -k t-rw -- touch "$work/never"
+expect_status 1 "a plain run -n while another plain run holds the key" rwplain2
+[ -e "$work/never" ] && fail "a refused run ran its command"
+: >"$work/rw-plain.release"
+wait_exit "$p"
+expect_status 0 "the plain run finished" rw-plain
+
+echo "== run: --permits N lets N runs in"
+start_holder s1 --nodes "$nodes" --permits 2 -k t-sem -- "$hold"
+s1=$holder
+start_holder s2 --nodes "$nodes" --permits=2 -k t-sem -- "$hold"
+s2=$holder
+if [ ! -e "$work/s1.done" ] && kill -0 "$s1" 2>/dev/null; then
+  pass "two --permits 2 runs hold t-sem at once"
+else
+  fail "the first permit's run ended before the second started"
+fi
+status_shows semstatus t-sem "2 of 2 permit\(s\) in use \(each on a quorum: 3 of 3 nodes\)" \
+  "2 of 2 permit\(s\) in use: $entry, $entry" "two permits of two in use"
+rl sfull run --nodes "$nodes" --permits 2 -n -E 7 -k t-sem -- touch "$work/never"
+expect_status 7 "a third --permits 2 -n -E 7 while two hold permits" sfull
+rl smismatch run --nodes "$nodes" --permits 3 -n -k t-sem -- touch "$work/never"
+expect_status 64 "--permits 3 while the holders use 2" smismatch
+has "$work/smismatch.err" "another number of permits than --permits 3" "the message names --permits"
+has "$work/smismatch.err" "use 2 permits, this client 3" "each node's line names both numbers"
+rl smismatchq run --nodes "$nodes" --permits 3 -n -q -k t-sem -- touch "$work/never"
+expect_status 64 "--permits 3 --quiet while the holders use 2" smismatchq
+[ -e "$work/never" ] && fail "a refused run ran its command"
+"$bin" run --nodes "$nodes" --permits 2 -k t-sem -- \
+  sh -c 'test -e "$1" && echo third >"$2"' sh "$work/s1.done" "$work/s3.ran" \
+  >"$work/s3.out" 2>"$work/s3.err" &
+s3=$!
+background+=("$s3")
+wait_subscribed t-sem
+: >"$work/s1.release"
+wait_exit "$s1"
+expect_status 0 "the first permit's run finished" s1
+wait_exit "$s3"
+expect_status 0 "a third --permits 2 run waited for a permit, then ran" s3
+if [ -s "$work/s3.ran" ]; then
+  pass "the third run's command ran after a permit was given back"
+else
+  fail "the third run's command ran while two permits were held"
+fi
+: >"$work/s2.release"
+wait_exit "$s2"
+expect_status 0 "the second permit's run finished" s2
+rl semfree status --nodes "$nodes" t-sem
+has "$work/semfree.out" "^t-sem: free on 3 of 3 nodes$" "the semaphore is gone after the runs"
+
+echo "== run: --fair runs get the lock in the order they came"
+# wait_queued KEY N: until the fair queue of KEY has N entries on every node.
+wait_queued() {
+  local deadline=$(($(now_ms) + 10000)) port n
+  for port in "${REDIS_NODE_PORTS[@]}"; do
+    while n=$(redis-cli -p "$port" zcard "redlock:queue:$1" | tr -d '\r'); [ "$n" != "$2" ]; do
+      (($(now_ms) < deadline)) || die "the fair queue of '$1' on port $port has $n entries, not $2"
+      sleep 0.02
+    done
+  done
+}
+queue_of() { redis-cli -p "${REDIS_NODE_PORTS[0]}" zrange "redlock:queue:$1" 0 -1 | tr -d '\r'; }
+start_holder fh --nodes "$nodes" --fair -k t-fair -- "$hold"
+fh=$holder
+rl fbusy run --nodes "$nodes" --fair -n -k t-fair -- touch "$work/never"
+expect_status 1 "--fair -n while a --fair run holds the lock" fbusy
+"$bin" run --nodes "$nodes" --fair -k t-fair -- sh -c 'echo first >>"$1"' sh "$work/fair.order" \
+  >"$work/f1.out" 2>"$work/f1.err" &
+f1=$!
+background+=("$f1")
+wait_queued t-fair 2 # the holder keeps its own entry at the head
+"$bin" run --nodes "$nodes" --fair -k t-fair -- sh -c 'echo second >>"$1"' sh "$work/fair.order" \
+  >"$work/f2.out" 2>"$work/f2.err" &
+f2=$!
+background+=("$f2")
+wait_queued t-fair 3
+queue=$(queue_of t-fair)
+# Time is the point: longer than two connect timeouts, the span in which a run watches for
+# an outage. A fair run keeps one acquire, and so one place, for its whole wait.
+sleep 2.5
+if [ "$(queue_of t-fair)" = "$queue" ]; then
+  pass "both waiters kept their places (the same owner values in the same order) for 2.5 s"
+else
+  fail "the queue changed while they waited: $(echo "$queue" | tr '\n' ' ') -> $(queue_of t-fair | tr '\n' ' ')"
+fi
+first=$(echo "$queue" | sed -n 2p)
+second=$(echo "$queue" | sed -n 3p)
+holder_value=$(redis-cli -p "${REDIS_NODE_PORTS[0]}" get t-fair | tr -d '\r')
+rl fstatus status --nodes "$nodes" t-fair
+expect_status 0 "status of a fair lock with two waiters" fstatus
+if grep -qxF "t-fair: locked by $holder_value on 3 of 3 nodes (quorum 2); 2 waiting in line: $first, $second" \
+  "$work/fstatus.out"; then
+  pass "status: the summary names the holder and both waiters in order"
+else
+  fail "status: no summary with the holder and the waiters $first, $second:"
+  sed 's/^/    /' "$work/fstatus.out" >&2
+fi
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  line=$(grep -F "  127.0.0.1:$port  " "$work/fstatus.out" || true)
+  if [[ "$line" == "  127.0.0.1:$port  held by $holder_value, ttl "*" ms; queue: $first (ttl "*" ms), $second (ttl "*" ms)" ]]; then
+    pass "status: node $port shows the holder and the queue in order, each entry with its expiry"
+  else
+    fail "status: node $port's line is '$line'"
+  fi
+done
+rl fnb2 run --nodes "$nodes" --fair -n -k t-fair -- touch "$work/never"
+expect_status 1 "--fair -n while two runs wait in line" fnb2
+: >"$work/fh.release"
+wait_exit "$fh"
+expect_status 0 "the fair holder finished" fh
+wait_exit "$f1"
+expect_status 0 "the first fair waiter ran" f1
+wait_exit "$f2"
+expect_status 0 "the second fair waiter ran" f2
+if [ "$(tr '\n' ' ' <"$work/fair.order")" = "first second " ]; then
+  pass "the fair waiters ran in the order they came"
+else
+  fail "the fair waiters ran in the order: $(tr '\n' ' ' <"$work/fair.order")"
+fi
+rl ffree status --nodes "$nodes" t-fair
+has "$work/ffree.out" "^t-fair: free on 3 of 3 nodes$" "the fair lock and its queue are gone after the runs"
+
+echo "== run: kinds mixed on one key never hold it together"
+# Each kind keeps its own format under the key: a --fair run a string, a plain run a hash, a
+# --permits run a sorted set. A run of another kind is refused (a node error: 69), or, for
+# --fair, finds the key held (1); none runs its command.
+start_holder mix-f --nodes "$nodes" --fair -k t-mix -- "$hold"
+mf=$holder
+for kind in -x -s "--permits 2"; do
+  # shellcheck disable=SC2086  # "--permits 2" is two words
+  rl mix run --nodes "$nodes" $kind -n -k t-mix -- touch "$work/never"
+  expect_status 69 "run $kind -n while a --fair run holds the key" mix
+done
+rl mixwait run --nodes "$nodes" -w 5 -k t-mix -- touch "$work/never"
+expect_status 69 "a plain run that may wait, while a --fair run holds the key" mixwait
+rl mixwait2 run --nodes "$nodes" -k t-mix -- touch "$work/never"
+expect_status 69 "a plain run without -w, while a --fair run holds the key" mixwait2
+: >"$work/mix-f.release"
+wait_exit "$mf"
+expect_status 0 "the --fair holder finished" mix-f
+start_holder mix-p --nodes "$nodes" -k t-mix -- "$hold"
+mp=$holder
+rl mixfair run --nodes "$nodes" --fair -n -k t-mix -- touch "$work/never"
+expect_status 1 "--fair -n while a plain run holds the key" mixfair
+# What a plain mutex (make_mutex, or a plain run of a redlock whose plain run was one) does
+# to take the key: refused on every node.
+for port in "${REDIS_NODE_PORTS[@]}"; do
+  if [ -z "$(redis-cli -p "$port" set t-mix someone nx px 60000 | tr -d '\r')" ]; then
+    pass "a mutex's SET NX on port $port is refused while a plain run holds the key"
+  else
+    fail "a mutex's SET NX on port $port took the key from a plain run"
+  fi
+done
+rl mixsem run --nodes "$nodes" --permits 2 -n -k t-mix -- touch "$work/never"
+expect_status 69 "--permits 2 -n while a plain run holds the key" mixsem
+: >"$work/mix-p.release"
+wait_exit "$mp"
+expect_status 0 "the plain holder finished" mix-p
+start_holder mix-s --nodes "$nodes" --permits 2 -k t-mix -- "$hold"
+ms=$holder
+rl mixplain run --nodes "$nodes" -n -k t-mix -- touch "$work/never"
+expect_status 69 "a plain run -n while a --permits run holds the key" mixplain
+rl mixfair2 run --nodes "$nodes" --fair -n -k t-mix -- touch "$work/never"
+expect_status 1 "--fair -n while a --permits run holds the key" mixfair2
+: >"$work/mix-s.release"
+wait_exit "$ms"
+expect_status 0 "the --permits holder finished" mix-s
+[ -e "$work/never" ] && fail "a run of another kind ran its command while the key was held"
+
 echo "== --key-prefix and REDLOCK_KEY_PREFIX"
 port0=${REDIS_NODE_PORTS[0]}
 rl pfx1 run --nodes "$nodes" --key-prefix app:locks: --key t-pfx -- \
@@ -420,7 +674,7 @@ has "$work/pfx1.out" "^1$" "the lock key is the prefix and KEY, and KEY itself w
 REDLOCK_KEY_PREFIX=app:locks: rl pfx2 run --nodes "$nodes" --key t-pfx -- \
   "$bin" status --nodes "$nodes" t-pfx
 expect_status 0 "REDLOCK_KEY_PREFIX stands in for --key-prefix" pfx2
-has "$work/pfx2.out" "^app:locks:t-pfx: locked by .* on 3 of 3 nodes \(quorum 2\)$" \
+has "$work/pfx2.out" "^app:locks:t-pfx: write-locked by .* \(each on a quorum: 2 of 3 nodes\)$" \
   "status reads the prefixed key and names it"
 for port in "${REDIS_NODE_PORTS[@]}"; do
   redis-cli -p "$port" set t-pfx '{"name":"x"}' >/dev/null
@@ -551,7 +805,7 @@ expect_status 143 "a waiting run interrupted by SIGTERM" i
 has "$work/i.err" "interrupted by SIGTERM while waiting for lock 't-int'" "the message says so"
 [ -e "$work/never" ] && fail "the interrupted run ran its command"
 rl stillheld status --nodes "$nodes" t-int
-has "$work/stillheld.out" "^t-int: locked by " "the holder still holds the lock"
+has "$work/stillheld.out" "^t-int: write-locked by " "the holder still holds the lock"
 : >"$work/h.release"
 wait_exit "$h"
 expect_status 0 "the holder finished" h
@@ -586,14 +840,18 @@ has "$work/unreachable.err" "no majority of the 1 node\(s\) answered \(1 error\)
 dead_port2=$(_redis_free_port)
 while [ "$dead_port2" = "$dead_port" ]; do dead_port2=$(_redis_free_port); done
 outage_nodes="redis://127.0.0.1:$dead_port,redis://127.0.0.1:$dead_port2,redis://127.0.0.1:${REDIS_NODE_PORTS[0]}"
-for case in "1 redis://127.0.0.1:$dead_port" "3 $outage_nodes"; do
+# A --fair run waits in one acquire and finds the outage beside it.
+for case in "1 redis://127.0.0.1:$dead_port" "3 $outage_nodes" "1 --fair redis://127.0.0.1:$dead_port" \
+  "3 --fair $outage_nodes"; do
   count=${case%% *}
+  fair=""
+  [[ "$case" == *--fair* ]] && fair=--fair
   started=$(now_ms)
   status=0
-  timeout -k 5 15 "$bin" run --nodes "${case#* }" -k t-outage -- touch "$work/never" \
+  timeout -k 5 15 "$bin" run ${fair:+"$fair"} --nodes "${case##* }" -k t-outage -- touch "$work/never" \
     >"$work/outage.out" 2>"$work/outage.err" || status=$?
   elapsed=$(($(now_ms) - started))
-  expect_status 69 "run without -w, $count node(s), no majority reachable" outage
+  expect_status 69 "run ${fair:+$fair }without -w, $count node(s), no majority reachable" outage
   if ((elapsed >= 1000 && elapsed < 5000)); then
     pass "it waited the connect timeout, then stopped ($elapsed ms)"
   else
@@ -677,13 +935,14 @@ else
   url=rediss://127.0.0.1:$tls_port
 
   rl tls1 run --nodes "$url" --tls-ca "$tls/ca.crt" --key t-tls -- \
-    sh -c 'redis-cli -p "$1" get t-tls' sh "$plain_port"
+    sh -c 'redis-cli -p "$1" hkeys t-tls' sh "$plain_port"
   expect_status 0 "run over TLS with --tls-ca" tls1
-  has "$work/tls1.out" "^[A-Za-z0-9+/=]{16,}$" "the key was set over TLS (seen on the plain port)"
+  has "$work/tls1.out" "^w:[A-Za-z0-9+/=]{16,}$" "the key was set over TLS (seen on the plain port)"
   rl tls2 run --nodes "$url" --tls-ca "$tls/ca.crt" --key t-tls2 -- \
     "$bin" status --nodes "$url" --tls-ca "$tls/ca.crt" t-tls2
   expect_status 0 "status over TLS from inside a run" tls2
-  has "$work/tls2.out" "^t-tls2: locked by .* on 1 of 1 node \(quorum 1\)$" "status reads the lock over TLS"
+  has "$work/tls2.out" "^t-tls2: write-locked by .* \(each on a quorum: 1 of 1 node\)$" \
+    "status reads the lock over TLS"
   rl tls3 run --nodes "$url" --key t-tls3 --verbose -- touch "$work/never"
   expect_status 69 "run over TLS without the CA" tls3
   has "$work/tls3.err" "TLS handshake failed" "the report says the handshake failed"

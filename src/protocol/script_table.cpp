@@ -404,7 +404,11 @@ constexpr std::string_view fair_release = joined<queue_prelude, fair_release_bod
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
 // the master when the node is a replica, whose locks are only copies ('' otherwise, also when
 // the user may not run INFO: redis.pcall answers an error table instead of failing). The key's
-// contents follow only for the two types locks are made of.
+// contents follow only for the types locks are made of, and with a hash or a sorted set, whose
+// entries carry expiries in the server's milliseconds, the server's time; with a sorted set
+// (a semaphore) also its limit, KEYS[2] when given. With a fair queue's keys (KEYS[3] its
+// order, KEYS[4] the entries' expiries, KEYS[5] their states), a string or a missing key is
+// followed by the time and the queue in order: value, ticket, state, expiry for each entry.
 constexpr std::string_view inspect = R"lua(
 local t = redis.call('TYPE', KEYS[1]).ok
 local ttl = redis.call('PTTL', KEYS[1])
@@ -414,8 +418,29 @@ if type(info) == 'string' and string.match(info, 'role:slave') then
   master = (string.match(info, 'master_host:([^\r\n]*)') or '?') .. ':' ..
            (string.match(info, 'master_port:(%d+)') or '?')
 end
-if t == 'string' then return {t, ttl, master, redis.call('GET', KEYS[1])} end
-if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1])} end
+local now = redis.call('TIME')
+now = string.format('%.0f', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+local function queue()
+  local out = {}
+  local order = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+  for i = 1, #order, 2 do
+    out[#out + 1] = order[i]
+    out[#out + 1] = order[i + 1]
+    out[#out + 1] = redis.call('HGET', KEYS[5], order[i]) or ''
+    out[#out + 1] = redis.call('ZSCORE', KEYS[4], order[i]) or ''
+  end
+  return out
+end
+if t == 'string' then
+  if KEYS[3] then return {t, ttl, master, redis.call('GET', KEYS[1]), now, queue()} end
+  return {t, ttl, master, redis.call('GET', KEYS[1])}
+end
+if t == 'none' and KEYS[3] then return {t, ttl, master, now, queue()} end
+if t == 'hash' then return {t, ttl, master, redis.call('HGETALL', KEYS[1]), now} end
+if t == 'zset' then
+  local limit = KEYS[2] and redis.call('GET', KEYS[2]) or ''
+  return {t, ttl, master, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), now, limit or ''}
+end
 return {t, ttl, master}
 )lua";
 
@@ -470,7 +495,7 @@ constexpr std::array<row, script_count> rows{{
     {script_id::fair_join, "fair_join", 5, fair_join},
     {script_id::fair_acquire, "fair_acquire", any_keys, fair_acquire},
     {script_id::fair_release, "fair_release", 5, fair_release},
-    {script_id::inspect, "inspect", 1, inspect},
+    {script_id::inspect, "inspect", any_keys, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};
 

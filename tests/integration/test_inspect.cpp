@@ -3,6 +3,8 @@
 
 #include "fixture.hpp"
 
+#include <algorithm>
+
 namespace redlock::test {
 namespace {
 
@@ -74,6 +76,149 @@ BOOST_FIXTURE_TEST_CASE(a_reentrant_lock_shows_its_owner_and_hold_count, five_no
         }
         co_await inner.release();
         co_await outer.release();
+        co_return 0;
+    }());
+}
+
+// Whether `reply` is an entry's expiry (digits), not a nil: the entry is on the node.
+bool an_expiry(const std::string& reply)
+{
+    return !reply.empty() && reply.find_first_not_of("0123456789") == std::string::npos;
+}
+
+BOOST_FIXTURE_TEST_CASE(a_read_write_lock_shows_its_readers_each_with_its_expiry, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto rw = c.make_rw_mutex("rw", {.expiry = 10s, .tries = 1});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard a = co_await rw.acquire_shared();
+        redlock::guard b = co_await rw.acquire_shared();
+        BOOST_TEST_REQUIRE(co_await settles([&] {
+            for (std::size_t i = 0; i < 5; ++i) {
+                for (const redlock::guard* g : {&a, &b}) {
+                    if (!an_expiry(
+                            redis_command(nodes[i].port(), {"HGET", "rw", "r:" + g->value()}))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }));
+        auto [ec, s] = co_await inspect(c, "rw");
+        BOOST_TEST(!ec);
+        BOOST_TEST_REQUIRE(s.size() == 5u);
+        for (const key_state& n : s) {
+            BOOST_TEST((n.kind == key_kind::read_write));
+            BOOST_TEST(n.type == "hash");
+            BOOST_TEST_REQUIRE(n.holders.size() == 2u);
+            for (const lock_holder& h : n.holders) {
+                BOOST_TEST((h.value == a.value() || h.value == b.value()));
+                BOOST_TEST((h.role == holder_role::reader));
+                BOOST_TEST_REQUIRE(h.ttl.has_value());
+                BOOST_TEST(h.ttl->count() > 0);
+                BOOST_TEST(h.ttl->count() <= 10000);
+            }
+        }
+        co_await a.release();
+        co_await b.release();
+        co_return 0;
+    }());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_semaphore_shows_its_permits_and_its_limit, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    auto sem = c.make_semaphore("sem", 3, {.expiry = 10s, .tries = 1});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await sem.acquire();
+        BOOST_TEST_REQUIRE(co_await settles([&] {
+            for (std::size_t i = 0; i < 5; ++i) {
+                if (!an_expiry(redis_command(nodes[i].port(), {"ZSCORE", "sem", g.value()}))) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+        auto [ec, s] = co_await inspect(c, "sem");
+        BOOST_TEST(!ec);
+        BOOST_TEST_REQUIRE(s.size() == 5u);
+        for (const key_state& n : s) {
+            BOOST_TEST((n.kind == key_kind::semaphore));
+            BOOST_TEST(n.permits == 3);
+            BOOST_TEST_REQUIRE(n.holders.size() == 1u);
+            BOOST_TEST(n.holders[0].value == g.value());
+            BOOST_TEST_REQUIRE(n.holders[0].ttl.has_value());
+            BOOST_TEST(n.holders[0].ttl->count() > 0);
+            BOOST_TEST(n.holders[0].ttl->count() <= 10000);
+        }
+        co_await g.release();
+        co_return 0;
+    }());
+}
+
+// The committed entries of the fair queue of `key` on `port` (the holder's own among them).
+long long committed_entries(std::uint16_t port, const std::string& key)
+{
+    const std::string states = redis_command(port, {"HVALS", "redlock:queue-state:" + key});
+    return std::count(states.begin(), states.end(), 'c');
+}
+
+BOOST_FIXTURE_TEST_CASE(a_fair_lock_shows_its_holder_and_its_waiters_in_order, five_nodes)
+{
+    const redlock::options fair{.expiry = 20s, .fair = true};
+    redlock::client c(io.get_executor(), config());
+    redlock::client first(io.get_executor(), config());
+    redlock::client second(io.get_executor(), config());
+    int done = 0;
+    const auto wait_in_line = [&](redlock::mutex m) -> asio::awaitable<void> {
+        redlock::guard g = co_await m.acquire();
+        co_await g.release();
+        ++done;
+    };
+    const auto committed_everywhere = [&](long long entries) {
+        for (std::size_t i = 0; i < 5; ++i) {
+            if (committed_entries(nodes[i].port(), "fq") != entries) {
+                return false;
+            }
+        }
+        return true;
+    };
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard held = co_await c.make_mutex("fq", fair).acquire();
+        asio::co_spawn(io, wait_in_line(first.make_mutex("fq", fair)), asio::detached);
+        BOOST_TEST_REQUIRE(co_await settles([&] { return committed_everywhere(2); }));
+        asio::co_spawn(io, wait_in_line(second.make_mutex("fq", fair)), asio::detached);
+        BOOST_TEST_REQUIRE(co_await settles([&] { return committed_everywhere(3); }));
+        // The order every node keeps, the holder's own entry at its head.
+        const std::string order =
+            redis_command(nodes[0].port(), {"ZRANGE", "redlock:queue:fq", "0", "-1"});
+        auto [ec, s] = co_await inspect(c, "fq");
+        BOOST_TEST(!ec);
+        BOOST_TEST_REQUIRE(s.size() == 5u);
+        for (const key_state& n : s) {
+            BOOST_TEST((n.kind == key_kind::plain));
+            BOOST_TEST_REQUIRE(n.holders.size() == 1u);
+            BOOST_TEST(n.holders[0].value == held.value());
+            BOOST_TEST_REQUIRE(n.queue.size() == 2u);
+            BOOST_TEST(order == held.value() + " " + n.queue[0].value + " " + n.queue[1].value);
+            BOOST_TEST(n.queue[0].ticket < n.queue[1].ticket);
+            BOOST_TEST(n.queue[0].ticket == s[0].queue[0].ticket,
+                       "every node agrees on the ticket");
+            for (const queued_waiter& w : n.queue) {
+                BOOST_TEST(w.committed);
+                BOOST_TEST(w.ttl.count() > 0);
+                BOOST_TEST(w.ttl.count() <= 15000);  // three quarters of the expiry
+            }
+        }
+        co_await held.release();
+        BOOST_TEST_REQUIRE(co_await settles([&] { return done == 2; }, 10s));
+        BOOST_TEST_REQUIRE(co_await settles([&] { return committed_everywhere(0); }));
+        auto [ec2, after] = co_await inspect(c, "fq");
+        BOOST_TEST(!ec2);
+        for (const key_state& n : after) {
+            BOOST_TEST((n.kind == key_kind::missing));
+            BOOST_TEST(n.queue.empty());
+        }
         co_return 0;
     }());
 }

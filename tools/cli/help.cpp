@@ -93,6 +93,7 @@ const std::string_view run_help = R"help(NAME
 
 SYNOPSIS
     redlock run [OPTIONS] --nodes URL[,URL...] -k KEY [--] COMMAND [ARG...]
+    redlock run -s | -x | --permits N | --fair [OPTIONS] -k KEY [--] COMMAND...
 
 DESCRIPTION
     Acquires the lock KEY on the nodes, runs COMMAND with its arguments
@@ -110,6 +111,17 @@ DESCRIPTION
     one expiry after the last confirmed one). redlock then sends COMMAND the
     --signal, sends SIGKILL if COMMAND is still running --kill-after later, and
     exits with status 3 once COMMAND has ended.
+
+    The lock is a read-write lock, as in flock(1): by default (or with -x) a
+    run is its writer and holds it alone; any number of -s runs (readers)
+    hold it together, and a run that waits for readers keeps new ones out.
+    With --permits N it is a semaphore: up to N runs hold it at once. With
+    --fair it is a fair lock: one holder at a time, granted in the order the
+    runs began to wait. Each kind keeps its own format under KEY: give every
+    run on one KEY the same kind (any of -s, -x and neither; or the same
+    --permits N; or --fair). Runs of different kinds on one KEY never hold it
+    together: a --fair run waits while others hold KEY, the others fail with
+    status 69 while a run of another kind holds it.
 
     When the lock is busy, redlock waits for it as flock(1) does, trying
     again as soon as the holder releases it: for as long as it takes by
@@ -146,6 +158,31 @@ OPTIONS
         (default $REDLOCK_KEY_PREFIX, else none). Every program that takes
         the lock must use the same prefix; in the library it is
         config::key_prefix.
+
+    -s, --shared
+        Take KEY as a reader of a read-write lock: other -s runs may hold it
+        at the same time; a -x run may not.
+
+    -x, --exclusive
+        Take KEY as the writer of a read-write lock: no -s run and no other
+        writer holds it meanwhile. While it waits for readers to leave, new -s
+        runs are refused, so a stream of readers cannot starve it. This is
+        the default.
+
+    --permits N
+        Take one of the N permits of the semaphore KEY (N >= 1): up to N runs
+        hold it at once. Over several nodes a permit needs more than a
+        majority of them when N > 1 (every node once N >= nodes - 1). Every
+        run on KEY must give the same N: while holders with another N hold
+        KEY, redlock exits with status 64 and names both numbers.
+
+    --fair
+        Take KEY as a fair lock: one holder at a time, and the runs that wait
+        get it in the order they began to wait (first come, first served),
+        across hosts. A run keeps its place in the queue for its whole wait;
+        one that stops waiting (--wait, a signal, an outage) leaves it at
+        once. With -n it succeeds only when KEY is free and nobody waits. Not
+        with -s or --permits.
 
     --expiry DUR
         The key's time to live (default 30s). If redlock dies without
@@ -208,7 +245,9 @@ EXIT STATUS
            nodes, or on enough of them that no majority granted it within
            --wait). --conflict-exit-code changes this status.
     3      The lock was lost while COMMAND ran. COMMAND was stopped.
-    64     Usage error. The message is one line.
+    64     Usage error. The message is one line. Also a --permits N that
+           differs from the N of the semaphore's holders (the message names
+           both numbers, and each node's answer follows).
     69     The nodes kept the lock from redlock, not another owner: no
            majority of them answered for a connect timeout (or within
            --wait), or too many are misconfigured (a wrong password, replicas
@@ -235,6 +274,17 @@ EXAMPLES
     Wait up to two minutes for the lock, then run a shell script:
         redlock run -k deploy -w 120 -- sh -c 'make && make install'
 
+    Let reports read a cache together while a refresh waits for them and
+    then runs alone:
+        redlock run -s -k cache -- ./report.sh
+        redlock run -k cache -- ./refresh-cache.sh
+
+    Let deployments from several hosts take turns in the order they came:
+        redlock run --fair -k deploy -- ./deploy.sh
+
+    Run at most four encoding jobs at once across the hosts:
+        redlock run --permits 4 -k encoder -- ./encode.sh input.mkv
+
     Stop an import with SIGINT, and SIGKILL 30 s later, if the lock is lost:
         redlock run --key import --signal INT --kill-after 30s -- ./import.py
 )help";
@@ -258,18 +308,31 @@ DESCRIPTION
     VALUE, ttl N ms" for a lock, where VALUE is the random owner value its
     holder set (a reentrant lock adds its hold count: "VALUE (count 2)"); "not
     a lock" for a key of another type; or the error that kept the node from
-    answering. The summary says "locked" when one owner holds a majority of the
-    nodes; "free" when no node has the key; "unknown" when the nodes that could
-    not be read might make up such a majority; and "not locked" otherwise (a
-    lock being acquired, released or expiring). Bytes that are not printable
-    are shown as \xNN.
+    answering. For a read-write lock (redlock run -s or -x) it says "read by
+    VALUE (ttl N ms), ...", "written by VALUE (ttl N ms)" and "a writer
+    waiting: VALUE (ttl N ms)"; for a semaphore (--permits) "K of N permit(s)
+    in use: VALUE (ttl N ms), ...": each entry expires on its own. A fair
+    lock's line (--fair) ends with its queue in the order it is granted,
+    "; queue: VALUE (ttl N ms), ...", where each waiter's entry expires unless
+    the waiter refreshes it; "joining" marks one that has no ticket yet.
+
+    The summary says "locked" when one owner holds a majority of the nodes;
+    "free" when no node has the key; "unknown" when the nodes that could not
+    be read might make up such a majority; and "not locked" otherwise (a lock
+    being acquired, released or expiring). For a read-write lock it says
+    "write-locked by VALUE" or "read-locked by N reader(s)" (and "a writer
+    waiting"), for a semaphore "K of N permit(s) in use", counting the
+    holders on a quorum of the nodes. For a fair lock it adds "; K waiting in
+    line: VALUE, ..." for the waiters queued on a majority, next in line
+    first. Bytes that are not printable are shown as \xNN.
 
     A replica's line begins "a replica of HOST:PORT, not a master:". A replica
     refuses lock writes, so its copy of the master's keys never counts towards
     the summary: list masters as nodes.
 
     status only reads, in one read-only script per node (TYPE, PTTL, INFO
-    replication, then GET or HGETALL): it never changes a lock.
+    replication, then GET, HGETALL or ZRANGE, TIME, and a fair lock's queue):
+    it never changes a lock.
 
 OPTIONS
     --nodes URL[,URL...]

@@ -36,6 +36,8 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string_view>
+#include <utility>
 #include <variant>
 
 extern char** environ;
@@ -313,21 +315,144 @@ bool nodes_at_fault(error_code ec, const redlock::report& r)
     return ec == redlock::error::failed && (r.count(redlock::node_status::taken) == 0 || outage(r));
 }
 
+// One acquire of `lock`: a single attempt (`once`), or attempts as its options allow. Plain
+// statements, not a conditional expression: g++ 12 starts both operands' co_awaits of one.
+template <class Lock>
+asio::awaitable<acquired> acquire_with(Lock lock, bool once)
+{
+    if (once) {
+        co_return co_await lock.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await lock.async_acquire(asio::as_tuple(asio::use_awaitable));
+}
+
+// A reader's acquire of the read-write lock `lock`, as acquire_with.
+asio::awaitable<acquired> acquire_shared_with(redlock::rw_mutex lock, bool once)
+{
+    if (once) {
+        co_return co_await lock.async_try_acquire_shared(asio::as_tuple(asio::use_awaitable));
+    }
+    co_return co_await lock.async_acquire_shared(asio::as_tuple(asio::use_awaitable));
+}
+
+// One acquire of the lock kind the options chose, as acquire_with.
+asio::awaitable<acquired> acquire_once(redlock::client& locks, const run_args& a,
+                                       redlock::options opts, bool once)
+{
+    switch (a.kind) {
+        case lock_kind::shared:
+            return acquire_shared_with(locks.make_rw_mutex(a.key, opts), once);
+        case lock_kind::permit:
+            return acquire_with(locks.make_semaphore(a.key, a.permits, opts), once);
+        case lock_kind::fair:
+            opts.fair = true;
+            return acquire_with(locks.make_mutex(a.key, opts), once);
+        case lock_kind::exclusive:
+            break;
+    }
+    return acquire_with(locks.make_rw_mutex(a.key, opts), once);
+}
+
+// What waiting for the lock came to: the acquire's outcome, and the report that explains a
+// failure (its last attempt's, or for a fair wait that an outage ended, the nodes' answers to
+// the probes that found it).
+struct wait_result
+{
+    error_code ec;
+    redlock::guard g;
+    redlock::report r;
+};
+
+wait_result from_acquire(acquired x)
+{
+    auto [ec, g] = std::move(x);
+    redlock::report r = g.last_report();
+    return {ec, std::move(g), std::move(r)};
+}
+
+// How long an outage may last before the wait ends: the nodes' connect timeout.
+std::chrono::milliseconds outage_span(const run_args& a)
+{
+    return std::max(a.nodes.connect_timeout, std::chrono::milliseconds(1));
+}
+
+// The nodes' answers to an inspection, as a report for outage() and the messages: a node that
+// read the key is ok; one that did not has timed out or failed, with its cause.
+redlock::report probe_report(const std::vector<redlock::key_state>& states)
+{
+    using redlock::node_status;
+    redlock::report r;
+    for (const redlock::key_state& s : states) {
+        redlock::node_outcome o;
+        o.endpoint = s.endpoint;
+        o.status = s.error.empty()                           ? node_status::ok
+                   : s.code == redlock::node_errc::timed_out ? node_status::timed_out
+                                                             : node_status::error;
+        o.detail = s.error;
+        o.code = s.code;
+        r.nodes.push_back(std::move(o));
+    }
+    return r;
+}
+
+// Reads the key on every node once per span (a read-only script, which changes nothing) and
+// completes with the last probe's report once two probes in a row found no majority of the
+// nodes answering: the nodes failed for at least a span.
+asio::awaitable<redlock::report> watch_for_outage(redlock::client& locks, const run_args& a)
+{
+    const auto span = outage_span(a);
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    int outage_probes = 0;  // in a row
+    while (true) {
+        pause.expires_after(span);
+        co_await pause.async_wait(asio::use_awaitable);
+        auto [ec, states] =
+            co_await locks.async_inspect(a.key, span, asio::as_tuple(asio::use_awaitable));
+        if (states.size() != a.nodes.nodes.size()) {
+            continue;  // not read at all (the client shutting down): no news of the nodes
+        }
+        redlock::report r = probe_report(states);
+        outage_probes = outage(r) ? outage_probes + 1 : 0;
+        if (outage_probes == 2) {
+            co_return r;
+        }
+    }
+}
+
+// A fair run's wait: one acquire for all of it, since a new acquire would join the queue at
+// its end. The acquire's own attempts are as far apart as a waiter's refresh (expiry / 4)
+// while it waits for its turn, so an outage is found beside it, by watch_for_outage; it ends
+// the wait by cancelling the acquire, which leaves the queue.
+asio::awaitable<wait_result> wait_in_line(redlock::client& locks, const run_args& a,
+                                          redlock::options opts)
+{
+    using namespace asio::experimental::awaitable_operators;
+    opts.wait = a.wait;
+    auto outcome = co_await (acquire_once(locks, a, opts, false) || watch_for_outage(locks, a));
+    if (outcome.index() == 1) {
+        co_return wait_result{redlock::error::failed, redlock::guard(),
+                              std::get<1>(std::move(outcome))};
+    }
+    co_return from_acquire(std::get<0>(std::move(outcome)));
+}
+
 // Waits for the lock as --wait says (a single attempt for -n), ended early by an outage that
 // lasts a connect timeout. The library's acquire runs in spans of one connect timeout, each
 // ending with its last attempt's report; two spans in a row that end in an outage end the
 // wait (the nodes failed from the end of the first to the end of the second), and a span that
 // ends with a majority answering (the lock held elsewhere, a split vote) starts the count
 // again. A holder is waited for; an outage is not, since no owner can hold the lock through it
-// and its end is nobody's release.
-asio::awaitable<acquired> wait_for_lock(redlock::client& locks, const run_args& a,
-                                        redlock::options opts, steady::time_point asked)
+// and its end is nobody's release. A fair run keeps its place instead (wait_in_line).
+asio::awaitable<wait_result> wait_for_lock(redlock::client& locks, const run_args& a,
+                                           redlock::options opts, steady::time_point asked)
 {
     if (a.wait && a.wait->count() == 0) {
-        redlock::mutex m = locks.make_mutex(a.key, opts);
-        co_return co_await m.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+        co_return from_acquire(co_await acquire_once(locks, a, opts, true));
     }
-    const auto span = std::max(a.nodes.connect_timeout, std::chrono::milliseconds(1));
+    if (a.kind == lock_kind::fair) {
+        co_return co_await wait_in_line(locks, a, opts);
+    }
+    const auto span = outage_span(a);
     int outage_spans = 0;  // in a row
     while (true) {
         opts.wait = span;
@@ -338,15 +463,14 @@ asio::awaitable<acquired> wait_for_lock(redlock::client& locks, const run_args& 
         if (opts.wait->count() <= 0) {
             opts.wait = std::chrono::milliseconds(1);  // the last attempt, at the deadline
         }
-        redlock::mutex m = locks.make_mutex(a.key, opts);
-        auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::use_awaitable));
+        auto [ec, g] = co_await acquire_once(locks, a, opts, false);
         const auto now = steady::now();
         if (ec != redlock::error::failed && ec != redlock::error::taken) {
-            co_return acquired{ec, std::move(g)};  // acquired, misconfigured, shut down
+            co_return from_acquire({ec, std::move(g)});  // acquired, misconfigured, shut down
         }
         outage_spans = outage(g.last_report()) ? outage_spans + 1 : 0;
         if (outage_spans == 2 || (a.wait && now >= asked + *a.wait)) {
-            co_return acquired{ec, std::move(g)};
+            co_return from_acquire({ec, std::move(g)});
         }
     }
 }
@@ -401,9 +525,8 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
         co_await shutdown();
         co_return 128 + signo;
     }
-    auto [ec, g] = std::move(std::get<0>(outcome));
+    auto [ec, g, r] = std::move(std::get<0>(outcome));
     if (ec) {
-        const redlock::report r = g.last_report();
         const bool unavailable = nodes_at_fault(ec, r);
         if (!a.quiet) {
             const std::string waited =
@@ -416,10 +539,16 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
                     std::to_string(a.nodes.nodes.size()) + " node(s) " +
                     (outage(r) ? "answered" : "granted it") + " (" + counts(r) + ")" +
                     (a.verbose ? "" : "; --verbose shows each node's answer"));
-            } else if (ec == redlock::error::misconfigured) {
+            } else if (ec == redlock::error::misconfigured ||
+                       ec == redlock::error::invalid_argument) {
                 // Each node's cause, even without --verbose: retrying will not help, so the
-                // message must say what to fix.
-                say("could not acquire lock " + quoted(a.key) + ": " + ec.message());
+                // message must say what to fix (for a semaphore's other --permits, both
+                // numbers).
+                say("could not acquire lock " + quoted(a.key) + ": " +
+                    (ec == redlock::error::invalid_argument && a.kind == lock_kind::permit
+                         ? "its holders use another number of permits than --permits " +
+                               std::to_string(a.permits)
+                         : ec.message()));
                 if (!a.verbose) {
                     print_report(r);
                 }
@@ -431,7 +560,11 @@ asio::awaitable<int> supervise(std::shared_ptr<session> s, redlock::client& lock
             }
         }
         co_await shutdown();
-        co_return unavailable ? nodes_unavailable : a.conflict_exit_code;
+        // A semaphore whose holders use another --permits: this command line disagrees with
+        // the lock's other users, which neither waiting nor the nodes can mend.
+        co_return ec == redlock::error::invalid_argument ? usage_exit
+        : unavailable                                    ? nodes_unavailable
+                                                         : a.conflict_exit_code;
     }
     if (a.verbose) {
         say("acquired " + quoted(a.key) + " on " +
@@ -504,6 +637,57 @@ int parse_exit_code(std::string_view option, std::string_view text)
     return n;
 }
 
+// A semaphore's number of permits for --permits: 1 or more.
+std::ptrdiff_t parse_permits(std::string_view text)
+{
+    std::ptrdiff_t n = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || p != text.data() + text.size() || n < 1) {
+        throw usage_error("--permits: " + quoted(text) + " is not a number of permits (1 or more)");
+    }
+    return n;
+}
+
+// The name of the option that chose `kind`.
+std::string_view option_of(lock_kind kind)
+{
+    switch (kind) {
+        case lock_kind::shared:
+            return "--shared";
+        case lock_kind::permit:
+            return "--permits";
+        case lock_kind::fair:
+            return "--fair";
+        case lock_kind::exclusive:
+            break;
+    }
+    return "--exclusive";
+}
+
+// -s, -x and --permits each choose the lock: one of them, as often as wanted.
+void set_kind(std::optional<lock_kind>& chosen, lock_kind kind)
+{
+    if (chosen && *chosen != kind) {
+        throw usage_error(std::string(option_of(kind)) + " and " + std::string(option_of(*chosen)) +
+                          " exclude each other");
+    }
+    chosen = kind;
+}
+
+// The lock a run takes: -x (the default) unless -s or --permits says otherwise; --fair makes
+// the exclusive lock a fair mutex, and has no shared or counted form.
+lock_kind lock_of(std::optional<lock_kind> chosen, bool fair)
+{
+    if (!fair) {
+        return chosen.value_or(lock_kind::exclusive);
+    }
+    if (chosen && *chosen != lock_kind::exclusive) {
+        throw usage_error("--fair and " + std::string(option_of(*chosen)) +
+                          " exclude each other: a fair lock has one holder at a time");
+    }
+    return lock_kind::fair;
+}
+
 }  // namespace
 
 run_args parse_run_args(int argc, char** argv, int first)
@@ -512,6 +696,8 @@ run_args parse_run_args(int argc, char** argv, int first)
     std::vector<std::string> node_lists;
     redlock::tls_settings tls;
     std::optional<std::string> key_prefix;
+    std::optional<lock_kind> chosen;
+    bool fair = false;
     bool have_key = false;
     arg_scanner args(argc, argv, first);
     while (args.more()) {
@@ -548,6 +734,15 @@ run_args parse_run_args(int argc, char** argv, int first)
             a.kill_after = parse_duration("--kill-after", *v);
         } else if (tls_option(args, tls)) {
         } else if (key_prefix_option(args, key_prefix)) {
+        } else if (args.flag("--shared", "-s")) {
+            set_kind(chosen, lock_kind::shared);
+        } else if (args.flag("--exclusive", "-x")) {
+            set_kind(chosen, lock_kind::exclusive);
+        } else if (auto v = args.value_option("--permits")) {
+            set_kind(chosen, lock_kind::permit);
+            a.permits = parse_permits(*v);
+        } else if (args.flag("--fair")) {
+            fair = true;
         } else if (args.flag("--process-group")) {
             a.process_group = true;
         } else if (args.flag("--quiet", "-q")) {
@@ -567,6 +762,7 @@ run_args parse_run_args(int argc, char** argv, int first)
         a.command.emplace_back(args.take());
     }
 
+    a.kind = lock_of(chosen, fair);
     a.nodes = nodes_from(node_lists);
     a.nodes.tls = tls;
     check_tls(a.nodes);

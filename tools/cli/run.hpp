@@ -7,16 +7,33 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace redlock_cli {
 
+/// Which lock `redlock run` takes under its key.
+enum class lock_kind {
+    /// The default, and -x: the writer of a read-write lock, which excludes its readers and
+    /// every other writer.
+    exclusive,
+    /// -s: a reader of a read-write lock, beside its other readers.
+    shared,
+    /// --permits N: one permit of an N-permit semaphore.
+    permit,
+    /// --fair: a fair mutex (`options::fair`), granted in the order its waiters came.
+    fair,
+};
+
 struct run_args
 {
     redlock::config nodes;
     std::string key;
+    lock_kind kind = lock_kind::exclusive;
+    /// For lock_kind::permit: how many holders the semaphore admits.
+    std::ptrdiff_t permits = 1;
     std::chrono::milliseconds expiry{30000};
     /// nullopt: wait forever (the default, as flock(1) does); 0: a single attempt.
     std::optional<std::chrono::milliseconds> wait;

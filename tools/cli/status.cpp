@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace redlock_cli {
 namespace {
@@ -39,11 +40,55 @@ std::string printable(std::string_view s)
     return out;
 }
 
-std::string describe_state(const redlock::key_state& s)
+std::string with_ttl(const redlock::lock_holder& h)
 {
-    if (!s.error.empty()) {
-        return "error: " + s.error;
+    return printable(h.value) + (h.ttl ? " (ttl " + std::to_string(h.ttl->count()) + " ms)" : "");
+}
+
+// A read-write lock's or a semaphore's live entries, each with its own expiry.
+std::string describe_entries(const redlock::key_state& s)
+{
+    using redlock::holder_role;
+    if (s.kind == redlock::key_kind::semaphore) {
+        std::string out = std::to_string(s.holders.size()) +
+                          (s.permits > 0 ? " of " + std::to_string(s.permits) : "") +
+                          " permit(s) in use";
+        for (std::size_t i = 0; i < s.holders.size(); ++i) {
+            out += (i ? ", " : ": ") + with_ttl(s.holders[i]);
+        }
+        return out;
     }
+    std::string readers, out;
+    for (const redlock::lock_holder& h : s.holders) {
+        if (h.role == holder_role::reader) {
+            readers += (readers.empty() ? "" : ", ") + with_ttl(h);
+        } else {
+            out += std::string(out.empty() ? "" : "; ") +
+                   (h.role == holder_role::writer ? "written by " : "a writer waiting: ") +
+                   with_ttl(h);
+        }
+    }
+    if (!readers.empty()) {
+        out = "read by " + readers + (out.empty() ? "" : "; ") + out;
+    }
+    return out.empty() ? "free (a read-write lock with only expired entries)" : out;
+}
+
+// A fair lock's queue on one node, the next in line first: "; queue: a (ttl 300 ms), ...".
+std::string describe_queue(const redlock::key_state& s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.queue.size(); ++i) {
+        const redlock::queued_waiter& w = s.queue[i];
+        out += (i ? ", " : "; queue: ") + printable(w.value) + " (" +
+               (w.committed ? "" : "joining, ") + "ttl " + std::to_string(w.ttl.count()) + " ms)";
+    }
+    return out;
+}
+
+// Who holds the key on one node.
+std::string describe_holders(const redlock::key_state& s)
+{
     // A replica refuses lock writes; what it holds is a copy of its master's keys.
     const std::string replica =
         s.replica_of.empty() ? "" : "a replica of " + printable(s.replica_of) + ", not a master: ";
@@ -52,6 +97,9 @@ std::string describe_state(const redlock::key_state& s)
             return replica + "free";
         case redlock::key_kind::other:
             return replica + "not a lock (a " + s.type + ")";
+        case redlock::key_kind::read_write:
+        case redlock::key_kind::semaphore:
+            return replica + describe_entries(s);
         case redlock::key_kind::plain:
         case redlock::key_kind::reentrant:
             break;
@@ -67,8 +115,68 @@ std::string describe_state(const redlock::key_state& s)
     return out;
 }
 
-std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
+std::string describe_state(const redlock::key_state& s)
 {
+    if (!s.error.empty()) {
+        return "error: " + s.error;
+    }
+    return describe_holders(s) + describe_queue(s);
+}
+
+// For a read-write lock or a semaphore: who holds it on enough nodes, or "" when nobody
+// does (summary then says how the nodes are split). Entries on replicas or unreadable
+// nodes never count.
+std::string entries_summary(const std::string& key, const std::vector<redlock::key_state>& states)
+{
+    using redlock::holder_role;
+    const std::size_t n = states.size();
+    std::map<std::pair<holder_role, std::string>, std::size_t> nodes_of;
+    bool semaphore = false;
+    std::int64_t permits = 0;
+    for (const redlock::key_state& s : states) {
+        if (!s.error.empty() || !s.replica_of.empty()) {
+            continue;
+        }
+        semaphore = semaphore || s.kind == redlock::key_kind::semaphore;
+        permits = std::max(permits, s.permits);
+        for (const auto& h : s.holders) {
+            ++nodes_of[{h.role, h.value}];
+        }
+    }
+    // A permit needs more than a majority (semaphore::quorum()); the rest a majority.
+    const std::size_t limit = static_cast<std::size_t>(std::max<std::int64_t>(permits, 1));
+    const std::size_t quorum = semaphore ? n * limit / (limit + 1) + 1 : n / 2 + 1;
+    std::map<holder_role, std::size_t> holding;
+    std::string writer;
+    for (const auto& [who, count] : nodes_of) {
+        if (count >= quorum) {
+            ++holding[who.first];
+            writer = who.first == holder_role::writer ? printable(who.second) : writer;
+        }
+    }
+    const std::string nodes = " (each on a quorum: " + std::to_string(quorum) + " of " +
+                              std::to_string(n) + " node" + (n == 1 ? "" : "s") + ")";
+    const std::string name = printable(key) + ": ";
+    if (semaphore && holding[holder_role::owner] > 0) {
+        return name + std::to_string(holding[holder_role::owner]) +
+               (permits > 0 ? " of " + std::to_string(permits) : "") + " permit(s) in use" + nodes;
+    }
+    if (!writer.empty()) {
+        return name + "write-locked by " + writer + nodes;
+    }
+    if (holding[holder_role::reader] > 0) {
+        return name + "read-locked by " + std::to_string(holding[holder_role::reader]) +
+               " reader(s)" +
+               (holding[holder_role::waiting_writer] > 0 ? ", a writer waiting" : "") + nodes;
+    }
+    return "";
+}
+
+std::string holders_summary(const std::string& key, const std::vector<redlock::key_state>& states)
+{
+    if (std::string s = entries_summary(key, states); !s.empty()) {
+        return s;
+    }
     const std::size_t n = states.size();
     const std::size_t quorum = n / 2 + 1;
     std::map<std::string, std::size_t> by_owner;
@@ -96,6 +204,10 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
                 for (const auto& h : s.holders) {
                     ++by_owner[h.value];
                 }
+                break;
+            case redlock::key_kind::read_write:
+            case redlock::key_kind::semaphore:
+                ++held;  // entries_summary tells who holds it
                 break;
         }
     }
@@ -126,6 +238,42 @@ std::string summary(const std::string& key, const std::vector<redlock::key_state
     const std::size_t best = top == by_owner.end() ? 0 : top->second;
     const char* verdict = best + failed >= quorum ? "unknown (" : "not locked (";
     return name + verdict + parts + nodes + "; quorum " + std::to_string(quorum) + ")";
+}
+
+// A fair lock's waiters that are queued on a majority of the masters, in the order they
+// will be granted (by ticket, which every node of a committed waiter agrees on): "; 2 waiting
+// in line: a, b". Empty when nobody is.
+std::string queue_summary(const std::vector<redlock::key_state>& states)
+{
+    std::map<std::string, std::pair<std::uint64_t, std::size_t>> seen;  // value: ticket, nodes
+    for (const redlock::key_state& s : states) {
+        if (!s.error.empty() || !s.replica_of.empty()) {
+            continue;
+        }
+        for (const redlock::queued_waiter& w : s.queue) {
+            auto [it, fresh] = seen.try_emplace(w.value, w.ticket, 0);
+            it->second.first = std::max(it->second.first, w.ticket);
+            ++it->second.second;
+        }
+    }
+    std::vector<std::pair<std::uint64_t, std::string>> line;
+    for (const auto& [value, where] : seen) {
+        if (where.second >= states.size() / 2 + 1) {
+            line.emplace_back(where.first, value);
+        }
+    }
+    std::sort(line.begin(), line.end());
+    std::string out;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        out += (i ? ", " : "; " + std::to_string(line.size()) + " waiting in line: ") +
+               printable(line[i].second);
+    }
+    return out;
+}
+
+std::string summary(const std::string& key, const std::vector<redlock::key_state>& states)
+{
+    return holders_summary(key, states) + queue_summary(states);
 }
 
 }  // namespace
