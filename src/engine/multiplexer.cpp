@@ -50,7 +50,7 @@ bool multiplexer::add(submission s)
     if (unresponsive_) {
         return false;
     }
-    queue_.push_back(entry{std::move(s)});
+    entries_.push_back(entry{std::move(s)});
     return true;
 }
 
@@ -64,17 +64,17 @@ bool multiplexer::resume_writes() noexcept
 
 std::size_t multiplexer::prepare_write(std::string& out)
 {
-    if (!up_ || writing_ || holds_ > 0 || queue_.empty()) {
+    if (!up_ || writing_ || holds_ > 0 || queued() == 0) {
         return 0;
     }
     out.clear();
-    const std::size_t count = queue_.size();
-    for (entry& e : queue_) {
+    const std::size_t count = queued();
+    for (std::size_t i = written_; i < entries_.size(); ++i) {
+        entry& e = entries_[i];
         choose_script_form(e);
         out += e.as_eval ? e.request.cmd->fallback : e.request.cmd->payload;
-        in_flight_.push_back(std::move(e));
     }
-    queue_.clear();
+    written_ = entries_.size();
     writing_ = true;
     return count;
 }
@@ -141,7 +141,7 @@ reader_action multiplexer::next()
 
 bool multiplexer::awaiting() const noexcept
 {
-    return !in_flight_.empty() || (use_ == socket_use::pubsub && subscriptions() > 0);
+    return written_ > 0 || (use_ == socket_use::pubsub && subscriptions() > 0);
 }
 
 reader_action multiplexer::failure(std::string diagnostics)
@@ -168,7 +168,7 @@ std::optional<reader_action> multiplexer::on_reply(resp::reply r)
             return action;
         }
     }
-    if (in_flight_.empty()) {
+    if (written_ == 0) {
         return failure(std::string(unrequested));
     }
     return match(std::move(r));
@@ -192,7 +192,7 @@ std::optional<reader_action> multiplexer::on_pubsub_reply(resp::reply& r)
         kind == pubsub_reply::subscribed || kind == pubsub_reply::shard_subscribed
             ? request_kind::subscribe
             : request_kind::unsubscribe;
-    if (!in_flight_.empty() && in_flight_.front().request.kind == answers) {
+    if (written_ > 0 && entries_.front().request.kind == answers) {
         return std::nullopt;  // the reply to the request at the front
     }
     if (answers == request_kind::unsubscribe) {
@@ -203,7 +203,7 @@ std::optional<reader_action> multiplexer::on_pubsub_reply(resp::reply& r)
 
 std::optional<reader_action> multiplexer::match(resp::reply r)
 {
-    entry& front = in_flight_.front();
+    entry& front = entries_.front();
     const std::size_t expected = front.request.cmd->replies > 1 ? front.request.cmd->replies : 1;
     // A refused (un)subscription gets one error, however many channels it names.
     const bool refused = front.request.kind != request_kind::command && r.is_error();
@@ -223,8 +223,8 @@ std::optional<reader_action> multiplexer::match(resp::reply r)
 
 multiplexer::entry multiplexer::pop_front()
 {
-    entry e = std::move(in_flight_.front());
-    in_flight_.pop_front();
+    entry e = entries_.pop_front();
+    --written_;
     e.gathered.clear();
     if (given_up_prefix_ > 0) {
         --given_up_prefix_;
@@ -248,7 +248,7 @@ reader_action multiplexer::settle(entry e, resp::reply whole)
         scripts_.reset(script->index);
         e.as_eval = true;
         submission again = e.request;
-        queue_.push_back(std::move(e));
+        entries_.push_back(std::move(e));
         return reader_action{.what = reader_action::type::resend, .request = std::move(again)};
     }
     const bool dropped = e.given_up();
@@ -272,13 +272,13 @@ bool multiplexer::went_silent(std::uint64_t mark) noexcept
 bool multiplexer::looks_stuck()
 {
     // Only worth a scan with as many requests given up, queued or in flight, as in flight.
-    if (in_flight_.empty() || given_up_ < in_flight_.size()) {
+    if (written_ == 0 || given_up_ < written_) {
         return false;
     }
-    while (given_up_prefix_ < in_flight_.size() && in_flight_[given_up_prefix_].given_up()) {
+    while (given_up_prefix_ < written_ && entries_[given_up_prefix_].given_up()) {
         ++given_up_prefix_;
     }
-    return given_up_prefix_ == in_flight_.size();
+    return given_up_prefix_ == written_;
 }
 
 void multiplexer::connected()
@@ -289,15 +289,15 @@ void multiplexer::connected()
 
 std::vector<submission> multiplexer::fail_all()
 {
+    // In flight first, then queued: the order they are kept in.
     std::vector<submission> wanted;
-    for (std::deque<entry>* entries : {&in_flight_, &queue_}) {
-        for (entry& e : *entries) {
-            if (!e.given_up()) {
-                wanted.push_back(std::move(e.request));
-            }
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (!entries_[i].given_up()) {
+            wanted.push_back(std::move(entries_[i].request));
         }
-        entries->clear();
     }
+    entries_.clear();
+    written_ = 0;
     given_up_ = 0;
     reset_socket_state();
     return wanted;
