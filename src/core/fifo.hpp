@@ -46,12 +46,18 @@ class fifo
     T pop_front()
     {
         T out = std::move(slots_[head_]);
+        drop_front();
+        return out;
+    }
+
+    /// Removes the front value (whatever is left of it, when it was moved from). Not empty().
+    void drop_front()
+    {
         slots_[head_] = T{};
         head_ = (head_ + 1) & (slots_.size() - 1);
         if (--size_ == 0) {
             release_if_large();
         }
-        return out;
     }
 
     void clear()

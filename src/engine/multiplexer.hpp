@@ -233,11 +233,12 @@ class multiplexer
     };
 
     void choose_script_form(entry& e);
-    std::optional<reader_action> on_reply(resp::reply r);
+    // Each true when `out` is filled: the reader has a step to take.
+    bool on_reply(resp::reply& r, reader_action& out);
     std::optional<reader_action> on_pubsub_reply(resp::reply& r);
-    std::optional<reader_action> match(resp::reply r);
-    reader_action settle(entry e, resp::reply whole);
-    entry pop_front();
+    bool match(resp::reply& r, reader_action& out);
+    void settle(resp::reply& whole, reader_action& out);
+    void drop_front();
     bool awaiting() const noexcept;
     reader_action failure(std::string diagnostics);
     reader_action broken() const;
