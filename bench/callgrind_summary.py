@@ -3,12 +3,14 @@
 """Summarizes a callgrind profile of redlock_bench for docs/benchmarks.md.
 
     bench/callgrind_summary.py CALLGRIND_OUT [--ops N] [--top 15]
+                               [--against OTHER_OUT --against-ops M --against-name TEXT]
 
 Reads the profile with callgrind_annotate (valgrind's) and prints markdown: where the
 instructions go by kind (allocation, Asio machinery, the library's own lines, ...), the
 hottest functions by their own instructions, the library's own functions, and with --ops
 (lock operations in the profiled window: acquire and release count one each) instructions
-and heap allocations per operation. Python 3 standard library only.
+and heap allocations per operation; with --against, the same two figures of another profile
+(the raw sender's) and the ratio between them. Python 3 standard library only.
 """
 
 import argparse
@@ -142,6 +144,10 @@ def main():
     ap.add_argument("--ops", type=int, default=0,
                     help="lock operations (acquires + releases) in the profiled window")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--against", help="another profile, to compare per operation")
+    ap.add_argument("--against-ops", type=int, default=0,
+                    help="operations in the other profile's window")
+    ap.add_argument("--against-name", default="the other profile")
     a = ap.parse_args()
     total, rows = annotate(a.profile)
 
@@ -159,7 +165,17 @@ def main():
     if a.ops:
         print(f"Per lock operation (acquire or release, {a.ops:,} in the window): "
               f"{total / a.ops:,.0f} instructions in the client and "
-              f"{sum(sites.values()) / a.ops:,.0f} heap allocations.")
+              f"{sum(sites.values()) / a.ops:,.1f} heap allocations.")
+    if a.ops and a.against and a.against_ops:
+        other_total, _ = annotate(a.against)
+        other_allocs = sum(allocation_sites(a.against).values()) / a.against_ops
+        other_ir = other_total / a.against_ops
+        allocs = sum(sites.values()) / a.ops
+        print(f"{a.against_name} ({a.against_ops:,} operations in its window): "
+              f"{other_ir:,.0f} instructions and {other_allocs:,.1f} heap allocations per "
+              f"operation; the ratio: {total / a.ops / other_ir:.2f} x the instructions, "
+              + (f"{allocs / other_allocs:.1f} x the allocations." if other_allocs
+                 else "no allocations to compare with."))
     print()
     print("| where the client's instructions go (own instructions, by kind) | share |")
     print("|---|---|")

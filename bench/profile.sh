@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSL-1.0
 # Profiles the client side of the uncontended scenario: where the library spends its
-# instructions (callgrind) and its CPU time, kernel included (perf, where it works).
+# instructions (callgrind) and its CPU time, kernel included (perf, where it works). The raw
+# sender of the same commands (scenario server, pipelined RAW_DEPTH deep on one connection per
+# node) is profiled the same way, as the yardstick: an operation of it is one command on every
+# node, as an acquire or a release is.
 #
 #   bench/profile.sh BUILD_DIR [CONCURRENCY] [SECONDS] [HELD]
 #
@@ -9,8 +12,9 @@
 # call graphs). Defaults: 64 coroutines, 3 s, 100000 held guards. Needs valgrind (apt-get install valgrind);
 # perf is used when present (apt-get install linux-perf). The callgrind run is ~50 times
 # slower than native, so it makes far fewer lock operations than a normal run; the figures
-# per operation are what matter. Output: markdown on stdout, raw profiles in OUT_DIR
-# (default ${TMPDIR:-/tmp}/redlock-bench-profile).
+# per operation are what matter. RAW_DEPTH (default 16) is the raw sender's pipeline depth.
+# Output: markdown on stdout, raw profiles in OUT_DIR (default
+# ${TMPDIR:-/tmp}/redlock-bench-profile).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,9 +28,18 @@ out=${OUT_DIR:-${TMPDIR:-/tmp}/redlock-bench-profile}
 mkdir -p "$out"
 args=(--scenario uncontended --concurrency "$concurrency" --duration "$seconds" --warmup 0)
 
+raw_depth=${RAW_DEPTH:-16}
+rm -f "$out"/callgrind.out* "$out"/callgrind-raw.out*
+valgrind --tool=callgrind --callgrind-out-file="$out/callgrind-raw.out" \
+    --toggle-collect='bench::raw_throughput*' "$program" --scenario server \
+    --depths "$raw_depth" --raw-connections 1 --duration "$seconds" --warmup 0 \
+    >"$out/callgrind-raw.log" 2>"$out/callgrind-raw.stderr"
+raw_commands=$(sed -n 's/^RESULT .*"measure":"throughput".*"commands":\([0-9]*\).*/\1/p' \
+    "$out/callgrind-raw.log")
+nodes=$(sed -n 's/^RESULT .*"scenario":"meta".*"nodes":\([0-9]*\).*/\1/p' "$out/callgrind-raw.log")
+
 echo "## callgrind: uncontended, C=$concurrency, $seconds s (instructions of the client only)"
 echo
-rm -f "$out"/callgrind.out*
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
     --toggle-collect='bench::run_uncontended*' "$program" "${args[@]}" \
     >"$out/callgrind.log" 2>"$out/callgrind.stderr"
@@ -34,7 +47,16 @@ cycles=$(sed -n 's/^RESULT .*"scenario":"uncontended".*"cycles":\([0-9]*\).*/\1/
     "$out/callgrind.log")
 grep '^uncontended' "$out/callgrind.log" | sed 's/^/    /'
 echo
-python3 "$here/callgrind_summary.py" "$out/callgrind.out" --ops $((2 * ${cycles:-0}))
+python3 "$here/callgrind_summary.py" "$out/callgrind.out" --ops $((2 * ${cycles:-0})) \
+    --against "$out/callgrind-raw.out" --against-ops $((${raw_commands:-0} / ${nodes:-1})) \
+    --against-name "The raw sender (depth $raw_depth, one connection per node)"
+echo
+echo "## callgrind: the raw sender, depth $raw_depth, one connection per node, $seconds s"
+echo
+grep '^server bound' "$out/callgrind-raw.log" | sed 's/^/    /'
+echo
+python3 "$here/callgrind_summary.py" "$out/callgrind-raw.out" \
+    --ops $((${raw_commands:-0} / ${nodes:-1})) --top 10
 echo
 
 if command -v perf >/dev/null && perf record -o /dev/null -e cpu-clock true >/dev/null 2>&1; then

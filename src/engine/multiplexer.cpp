@@ -50,7 +50,7 @@ bool multiplexer::add(submission s)
     if (unresponsive_) {
         return false;
     }
-    queue_.push_back(entry{std::move(s)});
+    entries_.push_back(entry{std::move(s)});
     return true;
 }
 
@@ -64,17 +64,17 @@ bool multiplexer::resume_writes() noexcept
 
 std::size_t multiplexer::prepare_write(std::string& out)
 {
-    if (!up_ || writing_ || holds_ > 0 || queue_.empty()) {
+    if (!up_ || writing_ || holds_ > 0 || queued() == 0) {
         return 0;
     }
     out.clear();
-    const std::size_t count = queue_.size();
-    for (entry& e : queue_) {
+    const std::size_t count = queued();
+    for (std::size_t i = written_; i < entries_.size(); ++i) {
+        entry& e = entries_[i];
         choose_script_form(e);
         out += e.as_eval ? e.request.cmd->fallback : e.request.cmd->payload;
-        in_flight_.push_back(std::move(e));
     }
-    queue_.clear();
+    written_ = entries_.size();
     writing_ = true;
     return count;
 }
@@ -114,34 +114,38 @@ void multiplexer::feed(std::string_view bytes)
     fed_ += bytes.size();
 }
 
+// Every path fills the one `action`, which is returned in place: a reply is moved once, into
+// it, on its way from the decoder to the runner.
 reader_action multiplexer::next()
 {
+    reader_action action;
     if (!broken_.empty()) {
-        return broken();
+        action = broken();
+        return action;
     }
     while (auto reply = decoder_.next()) {
-        if (auto action = on_reply(std::move(*reply))) {
-            return std::move(*action);
+        if (on_reply(*reply, action)) {
+            return action;
         }
     }
     if (!decoder_.error().empty()) {
-        return failure(decoder_.error());
+        action = failure(decoder_.error());
+    } else if (awaiting()) {
+        action.what = reader_action::type::read;
+    } else if (fed_ > decoder_.consumed()) {
+        // Counted here rather than asked of the decoder, whose `has_buffered` also counts a
+        // reply it merely began to look for.
+        action = failure(std::string(unrequested));
+    } else {
+        reading_ = false;
+        action.what = reader_action::type::park;
     }
-    if (awaiting()) {
-        return reader_action{.what = reader_action::type::read};
-    }
-    // Counted here rather than asked of the decoder, whose `has_buffered` also counts a reply
-    // it merely began to look for.
-    if (fed_ > decoder_.consumed()) {
-        return failure(std::string(unrequested));
-    }
-    reading_ = false;
-    return reader_action{.what = reader_action::type::park};
+    return action;
 }
 
 bool multiplexer::awaiting() const noexcept
 {
-    return !in_flight_.empty() || (use_ == socket_use::pubsub && subscriptions() > 0);
+    return written_ > 0 || (use_ == socket_use::pubsub && subscriptions() > 0);
 }
 
 reader_action multiplexer::failure(std::string diagnostics)
@@ -158,20 +162,22 @@ reader_action multiplexer::broken() const
                          .diagnostics = broken_};
 }
 
-std::optional<reader_action> multiplexer::on_reply(resp::reply r)
+bool multiplexer::on_reply(resp::reply& r, reader_action& out)
 {
     heard_ = true;
     unresponsive_ = false;
     ++replies_read_;
     if (use_ == socket_use::pubsub) {
         if (auto action = on_pubsub_reply(r)) {
-            return action;
+            out = std::move(*action);
+            return true;
         }
     }
-    if (in_flight_.empty()) {
-        return failure(std::string(unrequested));
+    if (written_ == 0) {
+        out = failure(std::string(unrequested));
+        return true;
     }
-    return match(std::move(r));
+    return match(r, out);
 }
 
 // Messages come at any time; confirmations answer (un)subscribe requests, except an unasked
@@ -192,7 +198,7 @@ std::optional<reader_action> multiplexer::on_pubsub_reply(resp::reply& r)
         kind == pubsub_reply::subscribed || kind == pubsub_reply::shard_subscribed
             ? request_kind::subscribe
             : request_kind::unsubscribe;
-    if (!in_flight_.empty() && in_flight_.front().request.kind == answers) {
+    if (written_ > 0 && entries_.front().request.kind == answers) {
         return std::nullopt;  // the reply to the request at the front
     }
     if (answers == request_kind::unsubscribe) {
@@ -201,9 +207,9 @@ std::optional<reader_action> multiplexer::on_pubsub_reply(resp::reply& r)
     return failure("a subscription confirmed that no request asked for");
 }
 
-std::optional<reader_action> multiplexer::match(resp::reply r)
+bool multiplexer::match(resp::reply& r, reader_action& out)
 {
-    entry& front = in_flight_.front();
+    entry& front = entries_.front();
     const std::size_t expected = front.request.cmd->replies > 1 ? front.request.cmd->replies : 1;
     // A refused (un)subscription gets one error, however many channels it names.
     const bool refused = front.request.kind != request_kind::command && r.is_error();
@@ -212,28 +218,30 @@ std::optional<reader_action> multiplexer::match(resp::reply r)
     } else if (expected > 1) {
         front.gathered.push_back(std::move(r));
         if (front.gathered.size() < expected) {
-            return std::nullopt;
+            return false;
         }
         r = resp::reply{};
         r.type = resp::kind::array;
         r.elements = std::move(front.gathered);
     }
-    return settle(pop_front(), std::move(r));
+    settle(r, out);
+    return true;
 }
 
-multiplexer::entry multiplexer::pop_front()
+void multiplexer::drop_front()
 {
-    entry e = std::move(in_flight_.front());
-    in_flight_.pop_front();
-    e.gathered.clear();
+    entries_.drop_front();
+    --written_;
     if (given_up_prefix_ > 0) {
         --given_up_prefix_;
     }
-    return e;
 }
 
-reader_action multiplexer::settle(entry e, resp::reply whole)
+// Settles the request at the front of the FIFO, in place: its submission moves once, into
+// `out`.
+void multiplexer::settle(resp::reply& whole, reader_action& out)
 {
+    entry& e = entries_.front();
     const resp::reply& own = own_reply(*e.request.cmd, whole);
     const lua_script* script = script_of(*e.request.cmd);
     if (script != nullptr && own.is_error() && e.as_eval) {
@@ -246,18 +254,23 @@ reader_action multiplexer::settle(entry e, resp::reply whole)
         // request goes again as EVAL, behind what was written since, and even when given up,
         // since it was meant to run.
         scripts_.reset(script->index);
-        e.as_eval = true;
-        submission again = e.request;
-        queue_.push_back(std::move(e));
-        return reader_action{.what = reader_action::type::resend, .request = std::move(again)};
+        entry again = std::move(e);
+        drop_front();
+        again.as_eval = true;
+        again.gathered.clear();
+        out.what = reader_action::type::resend;
+        out.request = again.request;
+        entries_.push_back(std::move(again));
+        return;
     }
     const bool dropped = e.given_up();
     if (dropped && given_up_ > 0) {
         --given_up_;
     }
-    return reader_action{.what = dropped ? reader_action::type::drop : reader_action::type::deliver,
-                         .request = std::move(e.request),
-                         .reply = std::move(whole)};
+    out.what = dropped ? reader_action::type::drop : reader_action::type::deliver;
+    out.request = std::move(e.request);
+    out.reply = std::move(whole);
+    drop_front();
 }
 
 bool multiplexer::went_silent(std::uint64_t mark) noexcept
@@ -272,13 +285,13 @@ bool multiplexer::went_silent(std::uint64_t mark) noexcept
 bool multiplexer::looks_stuck()
 {
     // Only worth a scan with as many requests given up, queued or in flight, as in flight.
-    if (in_flight_.empty() || given_up_ < in_flight_.size()) {
+    if (written_ == 0 || given_up_ < written_) {
         return false;
     }
-    while (given_up_prefix_ < in_flight_.size() && in_flight_[given_up_prefix_].given_up()) {
+    while (given_up_prefix_ < written_ && entries_[given_up_prefix_].given_up()) {
         ++given_up_prefix_;
     }
-    return given_up_prefix_ == in_flight_.size();
+    return given_up_prefix_ == written_;
 }
 
 void multiplexer::connected()
@@ -289,15 +302,15 @@ void multiplexer::connected()
 
 std::vector<submission> multiplexer::fail_all()
 {
+    // In flight first, then queued: the order they are kept in.
     std::vector<submission> wanted;
-    for (std::deque<entry>* entries : {&in_flight_, &queue_}) {
-        for (entry& e : *entries) {
-            if (!e.given_up()) {
-                wanted.push_back(std::move(e.request));
-            }
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (!entries_[i].given_up()) {
+            wanted.push_back(std::move(entries_[i].request));
         }
-        entries->clear();
     }
+    entries_.clear();
+    written_ = 0;
     given_up_ = 0;
     reset_socket_state();
     return wanted;

@@ -64,6 +64,7 @@
 // nothing else has their shape.
 
 #include "core/clock.hpp"
+#include "core/fifo.hpp"
 #include "engine/lua_script.hpp"
 #include "engine/request.hpp"
 #include "resp/resp.hpp"
@@ -72,7 +73,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -212,8 +212,8 @@ class multiplexer
     std::vector<submission> fail_all();
 
     bool socket_up() const noexcept { return up_; }
-    std::size_t queued() const noexcept { return queue_.size(); }
-    std::size_t in_flight() const noexcept { return in_flight_.size(); }
+    std::size_t queued() const noexcept { return entries_.size() - written_; }
+    std::size_t in_flight() const noexcept { return written_; }
     /// On a pub/sub socket: the channels, patterns and shard channels the server last
     /// confirmed.
     std::int64_t subscriptions() const noexcept { return channels_ + shard_channels_; }
@@ -233,19 +233,21 @@ class multiplexer
     };
 
     void choose_script_form(entry& e);
-    std::optional<reader_action> on_reply(resp::reply r);
+    // Each true when `out` is filled: the reader has a step to take.
+    bool on_reply(resp::reply& r, reader_action& out);
     std::optional<reader_action> on_pubsub_reply(resp::reply& r);
-    std::optional<reader_action> match(resp::reply r);
-    reader_action settle(entry e, resp::reply whole);
-    entry pop_front();
+    bool match(resp::reply& r, reader_action& out);
+    void settle(resp::reply& whole, reader_action& out);
+    void drop_front();
     bool awaiting() const noexcept;
     reader_action failure(std::string diagnostics);
     reader_action broken() const;
     void reset_socket_state();
 
     socket_use use_;
-    std::deque<entry> queue_;
-    std::deque<entry> in_flight_;
+    /// The requests in flight (the first `written_`, oldest first), then the queued ones.
+    fifo<entry> entries_;
+    std::size_t written_ = 0;
     resp::decoder decoder_;
     /// The bytes fed to `decoder_` since its reset.
     std::size_t fed_ = 0;

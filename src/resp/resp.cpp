@@ -200,8 +200,8 @@ std::optional<reply> decoder::next()
     item read;
     while (read_item(read)) {
         if (read.missing == 0) {
-            if (auto whole = complete(std::move(read))) {
-                return whole;
+            if (complete(read)) {
+                return std::move(read.value);
             }
         } else if (open_.size() == max_depth) {
             fail("replies nested deeper than " + std::to_string(max_depth) + " levels");
@@ -213,15 +213,15 @@ std::optional<reply> decoder::next()
     return std::nullopt;
 }
 
-// Puts a value read whole into the aggregates open around it; returns the reply they make up
-// once the outermost is complete.
-std::optional<reply> decoder::complete(item done)
+// Puts a value read whole into the aggregates open around it; true once the outermost is
+// complete, which is then `done`.
+bool decoder::complete(item& done)
 {
     while (!done.attribute) {
         if (open_.empty()) {
             consumed_ = dropped_ + pos_;
             built_ = 0;
-            return std::move(done.value);
+            return true;
         }
         item& parent = open_.back();
         parent.value.elements.push_back(std::move(done.value));
@@ -231,7 +231,7 @@ std::optional<reply> decoder::complete(item done)
         done = std::move(parent);
         open_.pop_back();
     }
-    return std::nullopt;
+    return false;
 }
 
 bool decoder::fail(std::string why)
@@ -302,7 +302,12 @@ bool decoder::read_item(item& out)
         return false;
     }
     const std::string_view line(buffer_.data() + pos_ + 1, end - (pos_ + 1));
-    out = item{};
+    out.value.type = kind::nil;
+    out.value.integer = 0;
+    out.value.text.clear();
+    out.value.elements.clear();
+    out.missing = 0;
+    out.attribute = false;
     switch (type) {
         case '$':
         case '!':

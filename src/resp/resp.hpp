@@ -95,7 +95,7 @@ class decoder
     bool read_line_value(char type, std::string_view line, reply& out);
     bool read_blob(char type, std::string_view line, std::size_t body, reply& out);
     bool read_aggregate(char type, std::string_view line, std::size_t after, item& out);
-    std::optional<reply> complete(item done);
+    bool complete(item& done);
 
     std::size_t max_buffer_;
     protocol protocol_;

@@ -389,6 +389,54 @@ BOOST_AUTO_TEST_CASE(noscript_resends_a_given_up_request_too_and_then_drops_its_
     BOOST_TEST(words(f.read(":1\r\n")) == "drop park");
 }
 
+// Many requests through the FIFO in overlapping batches, as a busy link has them: each reply
+// goes to its own request, in order, also across a NOSCRIPT that queues a request again
+// behind those written after it.
+BOOST_AUTO_TEST_CASE(replies_match_their_requests_across_many_overlapping_batches)
+{
+    fixture f;
+    const command& get = f.keep(plain("GET"));
+    const command& a = f.keep(scripted(script_a));
+    std::uint32_t submitted = 0;
+    std::vector<std::uint32_t> delivered;
+    auto take = [&](const std::vector<reader_action>& steps) {
+        for (const reader_action& s : steps) {
+            if (s.what == step::deliver) {
+                delivered.push_back(s.request.index);
+            }
+        }
+    };
+    for (int batch = 0; batch < 40; ++batch) {
+        for (int k = 0; k < 7; ++k) {
+            f.submit(get, submitted++);
+        }
+        f.write();
+        std::string replies;
+        for (int k = 0; k < 5; ++k) {
+            replies += "$1\r\nv\r\n";
+        }
+        take(f.read(replies));
+    }
+    BOOST_TEST(f.mux.in_flight() == 80u);
+    f.submit(a, submitted++);  // first use: goes as EVAL, which loads it
+    f.submit(a, submitted++);
+    f.write();
+    std::string replies;
+    for (int k = 0; k < 80; ++k) {
+        replies += "$1\r\nv\r\n";
+    }
+    take(f.read(replies + ":1\r\n" + noscript_reply));
+    BOOST_TEST(f.mux.queued() == 1u);  // the second, again as EVAL
+    BOOST_TEST(f.write() == a.fallback);
+    f.mux.begin_read();
+    take(f.read(":1\r\n"));
+    BOOST_TEST(f.mux.in_flight() == 0u);
+    BOOST_TEST_REQUIRE(delivered.size() == std::size_t{submitted});
+    for (std::uint32_t i = 0; i < submitted; ++i) {
+        BOOST_TEST(delivered[i] == i);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(an_error_reply_to_an_eval_makes_the_next_use_send_the_text_again)
 {
     fixture f;
