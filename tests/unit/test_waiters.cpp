@@ -578,6 +578,19 @@ BOOST_FIXTURE_TEST_CASE(each_permit_released_wakes_one_more_waiter, permits_line
     run();
 }
 
+BOOST_FIXTURE_TEST_CASE(a_new_acquire_waits_while_a_release_is_on_its_way_to_the_line, permits_line)
+{
+    pause_all();
+    BOOST_TEST(!queue.taking_a_release({"k"}));
+    BOOST_TEST(queue.released("k", "holder") == &waiters[0]);
+    BOOST_TEST(queue.taking_a_release({"other", "k"}));
+    BOOST_TEST(!queue.taking_a_release({"other"}));
+    // Once the woken waiter's attempt begins, what the release freed is its to take or lose.
+    run();
+    attempt(0);
+    BOOST_TEST(!queue.taking_a_release({"k"}));
+}
+
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
 {
     asio::io_context io;
