@@ -103,6 +103,12 @@ def group_key(r):
         return (s, r["k"], r["expiry_ms"], r["extended_by"])
     if s == "cluster":
         return (s, r["masters"], r["concurrency"])
+    if s == "rw":
+        return (s, r["readers"], r["writers"], r["hold_ms"])
+    if s == "semaphore":
+        return (s, r["permits"], r["workers"], r["hold_ms"])
+    if s == "fair":
+        return (s, r["workers"], r["hold_ms"])
     return (s,)
 
 
@@ -455,14 +461,95 @@ def render(groups, metas, png_name, sources):
             "everything else (other programs, and kernel work charged to no process), which the "
             "measurement could not use.")
 
+    kinds = render_kinds(lines, groups)
+
     # --- targets ------------------------------------------------------------------------
-    checks = target_checks(groups, unc, deg, con, held, pipelined, clu)
+    checks = target_checks(groups, unc, deg, con, held, pipelined, clu) + kind_checks(groups, kinds)
     if checks:
         section(lines, "Targets", table(
             ["target", "measured (median)", "met"],
             [[t, m, (note + ": " if note else "") + ("yes" if ok else "**no**")]
              for t, m, note, ok in checks]))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def violations(g):
+    """Violations summed over the runs, and the errors' maximum, as a cell."""
+    return f"{num(sum(g.values('violations')))} / {num(g.hi('errors'))}"
+
+
+def render_kinds(lines, groups):
+    """The sections of the lock kinds beside the plain mutex; returns their keys by scenario."""
+    kinds = {s: sorted(k for k in groups if k[0] == s) for s in ("rw", "semaphore", "fair")}
+    if kinds["rw"]:
+        section(lines, "(h) Read-write lock: readers and a writer on one key",
+                column_table(groups, kinds["rw"], [
+                    ("readers : writers", lambda k, g: f"{k[1]} : {k[2]}"),
+                    ("hold ms", lambda k, g: k[3]),
+                    ("acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
+                    ("reads/s", lambda k, g: num(g.med("reads_per_s"))),
+                    ("writes/s", lambda k, g: num(g.med("writes_per_s"))),
+                    ("mutex ceiling /s", lambda k, g: num(g.med("mutex_ceiling_per_s"))),
+                    ("÷ mutex ceiling", lambda k, g: spread(g, "vs_mutex_ceiling", 2)),
+                    ("client cores", lambda k, g: cores(g.med("client_cores"))),
+                    ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+                    ("violations (sum) / errors (max)", lambda k, g: violations(g)),
+                ]), "Workers of one client, each looping acquire (shared for a reader), hold, "
+                    "release. Mutex ceiling: 1 / the mean measured hold of the same run, the rate "
+                    "of exclusive holds one after the other.")
+    if kinds["semaphore"]:
+        section(lines, "(i) Semaphore: workers wanting a permit",
+                column_table(groups, kinds["semaphore"], [
+                    ("permits", lambda k, g: k[1]),
+                    ("workers", lambda k, g: k[2]),
+                    ("hold ms", lambda k, g: k[3]),
+                    ("acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
+                    ("÷ ceiling", lambda k, g: spread(g, "vs_ceiling", 2)),
+                    ("permits in use (mean)", lambda k, g: spread(g, "permits_in_use", 2)),
+                    ("client cores", lambda k, g: cores(g.med("client_cores"))),
+                    ("servers cores", lambda k, g: cores(g.med("servers_cores"))),
+                    ("violations (sum) / errors (max)", lambda k, g: violations(g)),
+                ]), "Workers of one client, each looping acquire, hold, release. Ceiling: "
+                    "permits / the mean measured hold. Permits in use: the time each holder "
+                    "spent inside the measured window, summed, over the window.")
+    if kinds["fair"]:
+        section(lines, "(j) Fair lock: first come, first served",
+                column_table(groups, kinds["fair"], [
+                    ("workers", lambda k, g: k[1]),
+                    ("hold ms", lambda k, g: k[2]),
+                    ("acquisitions/s", lambda k, g: spread(g, "acquisitions_per_s")),
+                    ("unfair acquisitions/s", lambda k, g: num(g.med("unfair_acquisitions_per_s"))),
+                    ("÷ unfair", lambda k, g: spread(g, "vs_unfair", 2)),
+                    ("least worker ÷ mean", lambda k, g: spread(g, "per_worker_min_vs_mean", 2)),
+                    ("unfair: least worker ÷ mean",
+                     lambda k, g: num(g.med("unfair_per_worker_min_vs_mean"), 2)),
+                    ("overtakings", lambda k, g: spread(g, "overtakings")),
+                    ("unfair overtakings", lambda k, g: num(g.med("unfair_overtakings"))),
+                    ("violations (sum) / errors (max)", lambda k, g: violations(g)),
+                ]), "A client per worker, each looping acquire, hold, release, on a mutex with "
+                    "`options::fair`, then the same on one without it (the unfair lock), in the "
+                    "same run. Overtakings: pairs of acquisitions by different workers where the "
+                    "second's acquire began while the first's was waiting, and the second got "
+                    "the lock first.")
+    return kinds
+
+
+def kind_checks(groups, kinds):
+    """(target, measured, note, met) for the lock kinds beside the plain mutex."""
+    checks = []
+    for k in kinds["rw"]:
+        v = groups[k].med("vs_mutex_ceiling")
+        checks.append((f"(h) {k[1]} readers : {k[2]} writer: ≥ 2 × the mutex ceiling",
+                       f"{num(v, 2)}×", None, v is not None and v >= 2))
+    for k in kinds["fair"]:
+        g = groups[k]
+        share = g.med("per_worker_min_vs_mean")
+        passed = g.med("overtakings")
+        checks.append((f"(j) fair, {k[1]} workers: least worker ≥ 0.9 of the mean",
+                       num(share, 2), None, share is not None and share >= 0.9))
+        checks.append((f"(j) fair, {k[1]} workers: overtakings = 0", num(passed), None,
+                       passed == 0))
+    return checks
 
 
 def target_checks(groups, unc, deg, con, held, pipelined, clu):

@@ -4,7 +4,8 @@
 // the same commands sent raw in the same run; scenario cluster starts Redis Clusters of its
 // own and uses each as the one node. See docs/benchmarks.md.
 //
-//   redlock_bench [--scenario all|server|uncontended|degraded|contended|held|cluster[,...]]
+//   redlock_bench [--scenario all|server|uncontended|degraded|contended|held|cluster|rw|
+//                             semaphore|fair[,...]]
 //                 [--duration S]
 //                 [--concurrency 1,64,256] [--held K] [--nodes URL,...] ...   (--help)
 //
@@ -60,6 +61,11 @@ struct arguments
     std::vector<int> masters = {1, 2, 3};
     int cluster_concurrency = 256;
     std::vector<int> cluster_depths = {16, 64, 256};
+    int readers = 9;
+    int writers = 1;
+    int permits = 4;
+    int semaphore_workers = 16;
+    int fair_workers = 8;
 };
 
 [[noreturn]] void usage(const std::string& problem, int status = 2)
@@ -69,7 +75,7 @@ struct arguments
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
         "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
-        "                       degraded-contended,held,cluster\n"
+        "                       degraded-contended,held,cluster,rw,semaphore,fair\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
@@ -100,7 +106,14 @@ struct arguments
         "  --masters LIST       its masters, one cluster each (default 1,2,3)\n"
         "  --cluster-concurrency C  coroutines, each on its own key (default 256)\n"
         "  --cluster-depths LIST    pipeline depths of its raw bound, 1 or even; the best\n"
-        "                       counts (default 16,64,256)\n",
+        "                       counts (default 16,64,256)\n"
+        " rw (a read-write lock, one client), semaphore (one client), fair (a client each);\n"
+        " each holds for --hold-ms:\n"
+        "  --readers N, --writers N  the read-write lock's workers (default 9 and 1)\n"
+        "  --permits N          the semaphore's permits (default 4)\n"
+        "  --semaphore-workers N    workers wanting a permit (default 16)\n"
+        "  --fair-workers N     workers of the fair lock, and of the unfair one it is set\n"
+        "                       against (default 8)\n",
         problem.c_str());
     std::exit(status);
 }
@@ -188,9 +201,10 @@ arguments parse(int argc, char** argv)
             return out;
         };
         if (flag == "--scenario") {
-            for (const auto& s : one_of(flag, value,
-                                        {"all", "server", "uncontended", "degraded", "contended",
-                                         "degraded-contended", "held", "cluster"})) {
+            for (const auto& s :
+                 one_of(flag, value,
+                        {"all", "server", "uncontended", "degraded", "contended",
+                         "degraded-contended", "held", "cluster", "rw", "semaphore", "fair"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--duration") {
@@ -233,6 +247,16 @@ arguments parse(int argc, char** argv)
                     usage("--cluster-depths: a depth is 1 or even (SET and delete go in pairs)");
                 }
             }
+        } else if (flag == "--readers") {
+            a.readers = integer(flag, value, 0, 10000);
+        } else if (flag == "--writers") {
+            a.writers = integer(flag, value, 0, 10000);
+        } else if (flag == "--permits") {
+            a.permits = integer(flag, value, 1, 10000);
+        } else if (flag == "--semaphore-workers") {
+            a.semaphore_workers = integer(flag, value, 1, 10000);
+        } else if (flag == "--fair-workers") {
+            a.fair_workers = integer(flag, value, 1, 10000);
         } else if (flag == "--raw-connections") {
             a.raw_connections = ints(1, 1000);
         } else if (flag == "--nodes") {
@@ -248,7 +272,10 @@ arguments parse(int argc, char** argv)
     }
     if (a.scenarios.empty() || a.scenarios.count("all")) {
         a.scenarios = {"server", "uncontended", "degraded", "contended", "degraded-contended",
-                       "held",   "cluster"};
+                       "held",   "cluster",     "rw",       "semaphore", "fair"};
+    }
+    if (a.readers + a.writers == 0) {
+        usage("--readers and --writers: the read-write lock needs a worker");
     }
     if (a.stopped_node >= a.servers) {
         usage("--stopped-node must name one of the --servers started");
@@ -380,6 +407,16 @@ int main(int argc, char** argv)
         }
         if (a.scenarios.count("cluster")) {
             bench::run_cluster(rs, a.masters, a.cluster_concurrency, a.cluster_depths);
+        }
+        const std::chrono::milliseconds hold(a.hold_ms);
+        if (a.scenarios.count("rw")) {
+            bench::run_rw(rs, a.readers, a.writers, hold);
+        }
+        if (a.scenarios.count("semaphore")) {
+            bench::run_semaphore(rs, a.permits, a.semaphore_workers, hold);
+        }
+        if (a.scenarios.count("fair")) {
+            bench::run_fair(rs, a.fair_workers, hold);
         }
         bench::result(bench::json().add("scenario", "meta_end").add("loadavg", loadavg()));
         if (bench::failures() > 0) {

@@ -109,6 +109,25 @@ void run_held(const run_settings& rs, int k, std::chrono::milliseconds expiry, b
 void run_cluster(const run_settings& rs, const std::vector<int>& masters, int concurrency,
                  const std::vector<int>& depths);
 
+/// (h) A read-write lock on one key: `readers` readers and `writers` writers of one client,
+/// each holding it for `hold` in a loop as (b)'s workers do. Acquisitions/s of reads and
+/// writes, against the plain mutex's ceiling of the same run (1 / mean hold: exclusive
+/// holds one after the other).
+void run_rw(const run_settings& rs, int readers, int writers, std::chrono::milliseconds hold);
+
+/// (i) A semaphore of `permits` permits on one key: `workers` workers of one client, each
+/// holding a permit for `hold` in a loop. Acquisitions/s, and the permits in use on average
+/// (the time-weighted count of holders).
+void run_semaphore(const run_settings& rs, int permits, int workers,
+                   std::chrono::milliseconds hold);
+
+/// (j) The fair lock (options::fair) with `workers` workers, a client each, holding it for
+/// `hold` in a loop, and the unfair lock the same way in the same run: the fair lock's
+/// acquisitions/s as a ratio to the unfair one's, the least served worker's share of the mean,
+/// and overtakings (an acquire that began while another worker's was waiting, and got the
+/// lock first).
+void run_fair(const run_settings& rs, int workers, std::chrono::milliseconds hold);
+
 /// Whether the library has a watchdog (options::auto_extend).
 bool library_has_watchdog();
 

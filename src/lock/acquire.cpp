@@ -65,10 +65,10 @@ class line_place
 {
   public:
     /// `turn_value`: the owner value of a fair acquire, which only a message naming it
-    /// wakes; empty for any other.
+    /// wakes; empty for any other. `kind`: the lock's, which says what a release may let in.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
-               std::string_view turn_value)
-        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause)
+               std::string_view turn_value, lock_kind kind)
+        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause, wake_rule_of(kind))
     {
     }
     line_place(const line_place&) = delete;
@@ -79,6 +79,13 @@ class line_place
     waiter& self() noexcept { return waiter_; }
 
   private:
+    static wake_rule wake_rule_of(lock_kind kind)
+    {
+        return kind == lock_kind::read        ? wake_rule::shared
+               : kind == lock_kind::semaphore ? wake_rule::one_permit
+                                              : wake_rule::one_owner;
+    }
+
     client_impl& client_;
     const std::vector<std::string>& keys_;
     std::string_view turn_value_;
@@ -262,7 +269,8 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .fair = fair(),
             .turn_wait = fair_timing_for(o_.expiry).refresh}),
       pause_(c_.strand),
-      place_(c_, m_->keys, pause_, fair() ? std::string_view(value_) : std::string_view()),
+      place_(c_, m_->keys, pause_, fair() ? std::string_view(value_) : std::string_view(),
+             m_->kind),
       single_attempt_(single_attempt),
       timing_(fair_timing_for(o_.expiry))
 {
@@ -280,7 +288,8 @@ acquire_fsm::action acquisition::start()
 {
     // A semaphore's other permits may be free while this client holds one.
     const bool exclusive = m_->kind == lock_kind::exclusive;
-    return follow(fsm_.start(exclusive && c_.waiters->ours(m_->keys)));
+    return follow(fsm_.start((exclusive && c_.waiters->ours(m_->keys)) ||
+                             c_.waiters->taking_a_release(m_->keys)));
 }
 
 // Phase 1 of the ticket: a proposal from every node; with one node it is the ticket.

@@ -46,8 +46,16 @@ round handing_off(const lock_state& l)
 {
     const mutex_state& m = *l.mutex;
     bool announce = true;
-    // A semaphore's release frees one permit of several, which any waiter may take: it goes
-    // out with its message, and the nodes' messages wake the waiters.
+    // A semaphore's release frees one permit of several, and a writer's lets every reader in:
+    // either goes out with its message, for other clients' waiters. This client's own are
+    // woken now, as the nodes' messages would wake them (which are then answered), so that a
+    // new acquire of the client cannot get ahead of them (`waiter_queue::taking_a_release`).
+    // A reader's release lets nobody in while other readers hold: the nodes tell.
+    if (m.kind == lock_kind::semaphore || m.kind == lock_kind::write) {
+        for (const std::string& key : m.keys) {
+            m.client->waiters->released(key, l.value);
+        }
+    }
     if (!m.opts.reentrant && m.kind == lock_kind::exclusive) {
         // For a single key the waiter's attempt and the release go out in one write per node.
         const auto* hold = m.keys.size() == 1 ? &m.client->connections : nullptr;

@@ -37,7 +37,8 @@ round background_round(const mutex_state& m, std::string_view value, request req
 /// attempt is queued, so that both go out in one write per node, and the release is sent
 /// without its message: the key is never free, and other clients' waiters would only wake to
 /// lose. A reentrant release may only lower a count, so it leaves the wake-up to the nodes'
-/// messages.
+/// messages. A semaphore's or a writer's release wakes the client's waiters of the key that
+/// it may let in (`waiter_queue::released`) before its requests are written.
 round handing_off(const lock_state& l);
 
 /// Resets the expiry of a held lock's keys, counted from `start`.

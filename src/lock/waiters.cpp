@@ -92,12 +92,6 @@ waiter* waiter_queue::line::next_in_line() const
     return it == waiters.end() ? nullptr : *it;
 }
 
-bool waiter_queue::line::has_contender() const
-{
-    return std::any_of(waiters.begin(), waiters.end(),
-                       [](const waiter* w) { return !is_pausing(w->state()); });
-}
-
 void waiter_queue::wake(waiter& w, waiter_event how)
 {
     // Woken from now on, although its coroutine resumes only later: a second release before
@@ -177,21 +171,27 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value)
         return nullptr;
     }
     l.held_by = holder::not_this_client;  // another owner's, or ours that nobody here took over
-    if (l.has_contender()) {
-        for (waiter* w : l.waiters) {
-            if (!is_pausing(w->state())) {
-                w->on(waiter_event::release_seen);
-            }
+    std::vector<line_member> members;
+    members.reserve(l.waiters.size());
+    for (const waiter* w : l.waiters) {
+        members.push_back({w->state(), w->rule()});
+    }
+    const std::vector<release_effect> effects = release_effects(members);
+    waiter* first_woken = nullptr;
+    for (std::size_t i = 0; i < effects.size(); ++i) {
+        waiter& w = *l.waiters[i];
+        if (effects[i] == release_effect::seen) {
+            w.on(waiter_event::release_seen);
+        } else if (effects[i] == release_effect::woken) {
+            wake(w, waiter_event::release_message);
+            first_woken = first_woken ? first_woken : &w;
         }
-        l.answer(value);
-        return nullptr;
     }
-    waiter* w = l.next_in_line();
-    if (w) {
-        wake(*w, waiter_event::release_message);
+    if (std::any_of(effects.begin(), effects.end(),
+                    [](release_effect e) { return e != release_effect::none; })) {
         l.answer(value);
     }
-    return w;
+    return first_woken;
 }
 
 void waiter_queue::granted(const std::vector<std::string>& keys,
@@ -223,6 +223,18 @@ bool waiter_queue::ours(const std::vector<std::string>& keys) const
     return std::any_of(keys.begin(), keys.end(), [this](const std::string& key) {
         auto it = lines_.find(key);
         return it != lines_.end() && it->second.held_by != holder::not_this_client;
+    });
+}
+
+bool waiter_queue::taking_a_release(const std::vector<std::string>& keys) const
+{
+    return std::any_of(keys.begin(), keys.end(), [this](const std::string& key) {
+        auto it = lines_.find(key);
+        return it != lines_.end() &&
+               std::any_of(it->second.waiters.begin(), it->second.waiters.end(),
+                           [](const waiter* w) {
+                               return w->state() == waiter_state::woken_by_release_message;
+                           });
     });
 }
 

@@ -2,10 +2,13 @@
 #pragma once
 
 // The acquires of one client that wait to retry a lock another owner holds, per key, in the
-// order they began to wait. A release wakes one of them, not all: the client sends one
-// contender per key at a time, and its waiters take the lock in turn.
+// order they began to wait. A release wakes those of them that it may let in
+// (`release_effects`): for a lock of one owner one of them, not all (the client sends one
+// contender per key at a time, and its waiters take the lock in turn); for readers all of
+// them; for a semaphore one per permit released.
 
 #include "lock/waiter_state.hpp"
+#include "lock/wake_rule.hpp"
 #include "quorum/write_hold.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -25,9 +28,14 @@ namespace redlock::detail {
 class waiter
 {
   public:
-    explicit waiter(boost::asio::steady_timer& pause) : pause_(&pause) {}
+    /// `rule`: what a release may let in of the lock it wants (`release_effects`).
+    explicit waiter(boost::asio::steady_timer& pause, wake_rule rule = wake_rule::one_owner)
+        : pause_(&pause), rule_(rule)
+    {
+    }
 
     waiter_state state() const noexcept { return state_; }
+    wake_rule rule() const noexcept { return rule_; }
     /// Moves on by `e`, which must be possible in its state.
     void on(waiter_event e);
 
@@ -47,6 +55,7 @@ class waiter
 
   private:
     boost::asio::steady_timer* pause_;
+    wake_rule rule_;
     waiter_state state_ = waiter_state::attempting;
 };
 
@@ -80,10 +89,10 @@ inline constexpr std::chrono::microseconds release_wake_spread{1000};
 std::chrono::microseconds random_release_wake_delay();
 
 /// The client's lines of waiters, one per key, and what the client knows of each key's
-/// holder. It decides whom a release wakes from the waiters' states alone, and does the
-/// wake-up's I/O on the waiter's pause timer. One holder at a time: a release wakes the
-/// longest-waiting pausing waiter (`next_in_line`), and only when no waiter of the key is
-/// attempting already. On the client's strand.
+/// holder. It decides whom a release wakes from the waiters' states and rules alone, and does
+/// the wake-up's I/O on the waiters' pause timers. A release message wakes whom
+/// `release_effects` says; a hand-off of the client's own release (locks of one owner only)
+/// wakes the longest-waiting pausing waiter (`next_in_line`). On the client's strand.
 class waiter_queue
 {
   public:
@@ -119,10 +128,10 @@ class waiter_queue
     /// fair waiter of owner value `value` is the head of the queue with the key free, which
     /// wakes that waiter (`waiter_event::named_head`) and nobody else. Each node of the lock
     /// sends such a message, some of them late: only the first for a given release counts, and
-    /// those of a release this client handed off (or yielded) do not count at all. If some
-    /// of the key's waiters are not pausing, they are the client's contenders, which only
-    /// see the release (`waiter_event::release_seen`); if all are pausing, the
-    /// longest-waiting one is woken. Returns it.
+    /// those of a release this client handed off (or yielded) do not count at all. The key's
+    /// waiters that are not pausing are the client's contenders, which only see the release
+    /// (`waiter_event::release_seen`); of the pausing ones, those that `release_effects`
+    /// says are woken. Returns the longest-waiting of them.
     waiter* released(std::string_view key, std::string_view value);
 
     /// An acquire of this client got `keys` at `now`.
@@ -138,6 +147,13 @@ class waiter_queue
     /// a failed attempt or another owner's release says otherwise, which costs a new acquire
     /// one retry delay.
     bool ours(const std::vector<std::string>& keys) const;
+
+    /// Whether a waiter of one of `keys` was woken by a release message and has not begun
+    /// its attempt: what the release freed is on its way to this client's waiters, whose
+    /// attempts first wait a random moment (`release_wake_spread`). A new acquire of the
+    /// client then joins the line instead of attempting at once, which would take what the
+    /// release freed from the waiters it woke and send them back to their retry delays.
+    bool taking_a_release(const std::vector<std::string>& keys) const;
 
     std::size_t waiting(std::string_view key) const;
 
@@ -180,10 +196,8 @@ class waiter_queue
 
         void answer(std::string_view value);
         bool was_answered(std::string_view value) const;
-        /// Whom a release wakes: the longest-waiting pausing waiter, if any.
+        /// Whom a hand-off wakes: the longest-waiting pausing waiter, if any.
         waiter* next_in_line() const;
-        /// Whether a waiter is not pausing: the client has a contender for the key.
-        bool has_contender() const;
     };
 
     /// Wakes `w` (`hand_off` or `release_message`) and ends the wait of its pause.

@@ -254,16 +254,28 @@ return redis.call('INCR', KEYS[2])
 
 // Removes our entry of mode ARGV[2], live or expired, and with ARGV[3] '1' our intent too (a
 // writer that gave up, or released: readers may enter again); announced as in plain_release
-// (ARGV[4] the command, ARGV[5] the channel) when something went, so that waiters of both
-// modes wake. Answers 1 when the entry was live, 0 otherwise.
+// (ARGV[4] the command, ARGV[5] the channel) when what went may let a waiter in: a writer or
+// an intent, after which every reader may enter, or the last live reader, after which a
+// writer may. A reader that leaves others live lets nobody in (a writer waits for them all,
+// and readers that wait are kept out by a writer or an intent, which stays), so it is quiet:
+// readers that wait wake for every message. Answers 1 when the entry was live, 0 otherwise.
 constexpr std::string_view rw_release = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local field = ARGV[2] .. ':' .. ARGV[1]
 local expiry = tonumber(redis.call('HGET', KEYS[1], field))
-local gone = redis.call('HDEL', KEYS[1], field)
-if ARGV[3] == '1' then gone = gone + redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1]) end
-if gone > 0 and ARGV[5] then redis.call(ARGV[4], ARGV[5], ARGV[1]) end
-local t = redis.call('TIME')
-return expiry and expiry > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) and 1 or 0
+local gone = redis.call('HDEL', KEYS[1], field) > 0
+local lets_in = gone and ARGV[2] ~= 'r'
+if ARGV[3] == '1' and redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1]) > 0 then lets_in = true end
+if gone and not lets_in then
+  lets_in = true
+  local entries = redis.call('HGETALL', KEYS[1])
+  for i = 1, #entries, 2 do
+    if string.sub(entries[i], 1, 1) == 'r' and tonumber(entries[i + 1]) > now then lets_in = false end
+  end
+end
+if lets_in and ARGV[5] then redis.call(ARGV[4], ARGV[5], ARGV[1]) end
+return expiry and expiry > now and 1 or 0
 )lua";
 
 // Answers 1 when our entry of mode ARGV[2] is live, 0 otherwise; with ARGV[3], a live entry's

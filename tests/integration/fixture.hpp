@@ -103,6 +103,12 @@ inline long command_calls(std::uint16_t port, std::string_view command)
     return info_count(port, "commandstats", "cmdstat_" + std::string(command) + ":calls=");
 }
 
+/// How many scripts a node has run, by EVALSHA or EVAL.
+inline long scripts_run(std::uint16_t port)
+{
+    return command_calls(port, "evalsha") + command_calls(port, "eval");
+}
+
 /// The message of a coroutine's exception, for a failed check to show; empty for none.
 inline std::string what_failed(const std::exception_ptr& e)
 {

@@ -9,6 +9,8 @@
 #include "fixture.hpp"
 #include "sentinel_deployment.hpp"
 
+#include <algorithm>
+#include <array>
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
@@ -230,6 +232,62 @@ BOOST_AUTO_TEST_CASE(a_writer_excludes_writers_and_readers_wait_for_it)
         BOOST_TEST((reader.at - released < 2s));
         BOOST_TEST(reader.g.shared());
         co_await reader.g.release();
+        co_return 0;
+    }());
+}
+
+// The retry delay of a waiter whose wake-up a test is about: 1 ms after its first attempt, so
+// that it has joined its client's line of waiters (which it does after its first attempt's
+// clean-up) once its second attempt is cleaned up; 20 s after that, which only a wake-up
+// cuts short.
+std::chrono::milliseconds woken_or_long(int attempt)
+{
+    return attempt == 1 ? 1ms : 20s;
+}
+
+// One client: while its writer holds, four of its readers wait, each refused twice and in its
+// long retry pause. The writer's release may let them all in together, so it wakes every one
+// of them, not only the first in the client's line.
+BOOST_AUTO_TEST_CASE(a_writers_release_wakes_every_waiting_reader_of_the_client)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client c(io.get_executor(), config::from_urls(nodes.urls()));
+    auto m = c.make_rw_mutex("ledger", {.tries = 10, .retry_delay = woken_or_long});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        std::vector<long> before;
+        for (std::size_t i = 0; i < 3; ++i) {
+            before.push_back(scripts_run(nodes[i].port()));
+        }
+        std::array<pending_acquire, 4> readers;
+        for (pending_acquire& r : readers) {
+            r.start(io, m, true);
+        }
+        // Every reader's two attempts were refused on every node, each cleaned up.
+        BOOST_TEST(co_await settles([&] {
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (scripts_run(nodes[i].port()) - before[i] < 16) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+        const auto released = steady::now();
+        co_await g.release();
+        const auto all_granted = [&] {
+            return std::all_of(readers.begin(), readers.end(),
+                               [](const pending_acquire& r) { return r.ec.has_value(); });
+        };
+        BOOST_TEST(co_await settles(all_granted, 2s));
+        for (pending_acquire& r : readers) {
+            BOOST_TEST((r.ec && !*r.ec));
+            BOOST_TEST(r.g.shared());
+            BOOST_TEST((r.at - released < 2s));
+        }
+        for (pending_acquire& r : readers) {
+            co_await r.g.release();
+        }
         co_return 0;
     }());
 }

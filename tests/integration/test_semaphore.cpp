@@ -11,6 +11,7 @@
 #include "protocol/script_table.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <random>
 #include <sstream>
@@ -322,6 +323,73 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_another_client)
         BOOST_TEST(g.owns_lock());
         co_await g.release();
         co_await b.release();
+        co_return 0;
+    }());
+}
+
+// Another client holds all three permits; three acquires of one client wait, each refused
+// twice and in a retry pause of 20 s, which only a wake-up cuts short (the first pause, of
+// 1 ms, leaves each in its client's line of waiters by its second attempt). The holder gives its
+// permits back together: each release frees a permit, so each wakes one more waiter of the
+// client, also while the ones woken before are still on their way.
+BOOST_AUTO_TEST_CASE(each_permit_released_wakes_one_more_waiter_of_a_client)
+{
+    redis_cluster nodes(3);
+    asio::io_context io;
+    redlock::client holder(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::client waiter(io.get_executor(), config::from_urls(nodes.urls()));
+    auto held = holder.make_semaphore("encode", 3);
+    const auto woken_or_long = [](int attempt) { return attempt == 1 ? 1ms : 20s; };
+    auto waited = waiter.make_semaphore("encode", 3, {.tries = 10, .retry_delay = woken_or_long});
+    run(io, [&]() -> asio::awaitable<int> {
+        std::vector<redlock::guard> permits;
+        for (int i = 0; i < 3; ++i) {
+            permits.push_back(co_await held.acquire());
+        }
+        std::vector<long> before;
+        for (std::size_t i = 0; i < 3; ++i) {
+            before.push_back(scripts_run(nodes[i].port()));
+        }
+        std::array<std::optional<redlock::guard>, 3> got;
+        std::array<steady::time_point, 3> at{};
+        for (std::size_t w = 0; w < 3; ++w) {
+            asio::co_spawn(
+                io,
+                [&, w]() -> asio::awaitable<void> {
+                    redlock::guard g = co_await waited.acquire();
+                    at[w] = steady::now();
+                    got[w] = std::move(g);
+                },
+                asio::detached);
+        }
+        // Every waiter's two attempts were refused on every node, each cleaned up.
+        BOOST_TEST(co_await settles([&] {
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (scripts_run(nodes[i].port()) - before[i] < 12) {
+                    return false;
+                }
+            }
+            return true;
+        }));
+        const auto released = steady::now();
+        for (redlock::guard& p : permits) {
+            p.async_release(asio::detached);
+        }
+        BOOST_TEST(co_await settles(
+            [&] {
+                return std::all_of(got.begin(), got.end(),
+                                   [](const auto& g) { return g.has_value(); });
+            },
+            2s));
+        for (std::size_t w = 0; w < 3; ++w) {
+            BOOST_TEST((got[w] && got[w]->owns_lock()));
+            BOOST_TEST((at[w] - released < 2s));
+        }
+        for (auto& g : got) {
+            if (g) {
+                co_await g->release();
+            }
+        }
         co_return 0;
     }());
 }

@@ -19,7 +19,9 @@ namespace {
 
 // Three acquires in the line of "k", in that order, each playing its coroutine's part as
 // acquire.cpp does: a retry pause of an hour that only a wake-up ends early, and attempts.
-struct line_of_three
+// They want a lock whose releases let in what `Rule` says.
+template <wake_rule Rule>
+struct line_of_three_wanting
 {
     asio::io_context io;
     std::vector<asio::steady_timer> timers;
@@ -32,13 +34,13 @@ struct line_of_three
     // a yield moves to end soon still ends long after the test.
     const std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now() + 10min;
 
-    line_of_three()
+    line_of_three_wanting()
     {
         timers.reserve(3);
         waiters.reserve(3);
         for (int i = 0; i < 3; ++i) {
             timers.emplace_back(io, 1h);
-            waiters.emplace_back(timers.back());
+            waiters.emplace_back(timers.back(), Rule);
             queue.enter("k", waiters.back());
         }
     }
@@ -84,6 +86,10 @@ struct line_of_three
         return std::exchange(woken, {});
     }
 };
+
+using line_of_three = line_of_three_wanting<wake_rule::one_owner>;
+using readers_line = line_of_three_wanting<wake_rule::shared>;
+using permits_line = line_of_three_wanting<wake_rule::one_permit>;
 
 }  // namespace
 
@@ -526,6 +532,63 @@ BOOST_FIXTURE_TEST_CASE(nothing_happens_for_other_keys_or_an_empty_line, line_of
         t.cancel();
     }
     BOOST_TEST(run().size() == 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_release_message_wakes_every_pausing_reader, readers_line)
+{
+    pause(0);
+    pause(2);
+    // Waiter 1 is attempting: it sees the release, and the others are woken all the same.
+    BOOST_TEST(queue.released("k", "writer") == &waiters[0]);
+    BOOST_TEST(state_of(1) == state::missed_release);
+    BOOST_TEST(run() == (std::vector<int>{0, 2}));
+    BOOST_TEST(state_of(0) == state::woken_by_release_message);
+    BOOST_TEST(state_of(2) == state::woken_by_release_message);
+    // The other nodes' messages of the same release wake nobody again.
+    attempt(0);
+    pause(0);
+    BOOST_TEST(queue.released("k", "writer") == nullptr);
+    BOOST_TEST(run().empty());
+    BOOST_TEST(state_of(0) == state::pausing);
+    timers[0].cancel();
+    run();
+}
+
+BOOST_FIXTURE_TEST_CASE(each_permit_released_wakes_one_more_waiter, permits_line)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "first holder") == &waiters[0]);
+    // The same release from another node: no second permit.
+    BOOST_TEST(queue.released("k", "first holder") == nullptr);
+    BOOST_TEST(run() == std::vector<int>{0});
+    // Another holder's release while waiter 0 is still on its way: one more waiter.
+    BOOST_TEST(queue.released("k", "second holder") == &waiters[1]);
+    BOOST_TEST(run() == std::vector<int>{1});
+    BOOST_TEST(state_of(0) == state::woken_by_release_message);
+    BOOST_TEST(state_of(2) == state::pausing);
+    // While an attempt that has heard of no release is under way, it takes the next permit.
+    attempt(0);
+    attempt(1);
+    pause(1);
+    BOOST_TEST(queue.released("k", "third holder") == nullptr);
+    BOOST_TEST(state_of(0) == state::missed_release);
+    BOOST_TEST(run().empty());
+    timers[1].cancel();
+    timers[2].cancel();
+    run();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_new_acquire_waits_while_a_release_is_on_its_way_to_the_line, permits_line)
+{
+    pause_all();
+    BOOST_TEST(!queue.taking_a_release({"k"}));
+    BOOST_TEST(queue.released("k", "holder") == &waiters[0]);
+    BOOST_TEST(queue.taking_a_release({"other", "k"}));
+    BOOST_TEST(!queue.taking_a_release({"other"}));
+    // Once the woken waiter's attempt begins, what the release freed is its to take or lose.
+    run();
+    attempt(0);
+    BOOST_TEST(!queue.taking_a_release({"k"}));
 }
 
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
