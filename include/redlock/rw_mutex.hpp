@@ -73,11 +73,7 @@ class rw_mutex
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_acquire(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, false, std::move(handler));
-            },
-            token, exclusive_);
+        return detail::async_acquire<CompletionToken>(token, exclusive_, false);
     }
     /// `async_acquire(asio::deferred)`: a lazy operation to `co_await` or compose.
     auto acquire() { return async_acquire(boost::asio::deferred); }
@@ -86,11 +82,7 @@ class rw_mutex
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_try_acquire(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, true, std::move(handler));
-            },
-            token, exclusive_);
+        return detail::async_acquire<CompletionToken>(token, exclusive_, true);
     }
     /// `async_try_acquire(asio::deferred)`.
     auto try_acquire() { return async_try_acquire(boost::asio::deferred); }
@@ -102,11 +94,7 @@ class rw_mutex
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_acquire_shared(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, false, std::move(handler));
-            },
-            token, shared_);
+        return detail::async_acquire<CompletionToken>(token, shared_, false);
     }
     /// `async_acquire_shared(asio::deferred)`.
     auto acquire_shared() { return async_acquire_shared(boost::asio::deferred); }
@@ -116,11 +104,7 @@ class rw_mutex
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_try_acquire_shared(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, true, std::move(handler));
-            },
-            token, shared_);
+        return detail::async_acquire<CompletionToken>(token, shared_, true);
     }
     /// `async_try_acquire_shared(asio::deferred)`.
     auto try_acquire_shared() { return async_try_acquire_shared(boost::asio::deferred); }

@@ -75,11 +75,7 @@ class semaphore
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_acquire(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, false, std::move(handler));
-            },
-            token, state_);
+        return detail::async_acquire<CompletionToken>(token, state_, false);
     }
     /// `async_acquire(asio::deferred)`: a lazy operation to `co_await` or compose.
     auto acquire() { return async_acquire(boost::asio::deferred); }
@@ -89,11 +85,7 @@ class semaphore
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_try_acquire(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
-                detail::initiate_acquire(s, true, std::move(handler));
-            },
-            token, state_);
+        return detail::async_acquire<CompletionToken>(token, state_, true);
     }
     /// `async_try_acquire(asio::deferred)`.
     auto try_acquire() { return async_try_acquire(boost::asio::deferred); }

@@ -150,6 +150,31 @@ end
 return 1
 )lua";
 
+// The text of a script put together at compile time from pieces: several begin alike.
+template <const std::string_view&... Parts>
+struct joined
+{
+    static constexpr std::size_t size = (Parts.size() + ...);
+    static constexpr std::array<char, size> chars = [] {
+        std::array<char, size> out{};
+        std::size_t i = 0;
+        for (std::string_view part : {Parts...}) {
+            for (char c : part) {
+                out[i++] = c;
+            }
+        }
+        return out;
+    }();
+    static constexpr std::string_view text{chars.data(), size};
+};
+
+// The server's clock in ms (`t` as TIME answers it, `now` in ms): the expiries of
+// semaphores, read-write locks and fair queues are the server's own milliseconds.
+constexpr std::string_view server_now = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+)lua";
+
 // ---- semaphores: KEYS[1] a sorted set {owner value: expiry}, KEYS[2] the limit ----
 
 // Expiries are the server's own milliseconds (TIME; scripts replicate their effects, so
@@ -158,9 +183,7 @@ return 1
 // the permit is ours (granted, or already ours: a retried request), -1 when the limit's
 // holders are all live, {-2, stored limit, asked limit} when the live holders use another
 // limit than ARGV[3]: a code, so that the client decides on it, with both numbers.
-constexpr std::string_view semaphore_acquire = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr std::string_view semaphore_acquire_body = R"lua(
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZCARD', KEYS[1])
 if held == 0 then redis.call('DEL', KEYS[2]) end
@@ -174,26 +197,25 @@ redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
 redis.call('PEXPIREAT', KEYS[1], last)
 return 1
 )lua";
+constexpr std::string_view semaphore_acquire = joined<server_now, semaphore_acquire_body>::text;
 
 // Removes our permit, live or expired, announced as in plain_release (ARGV[2] the command,
 // ARGV[3] the channel); the limit goes with the last holder. Answers 1 when the permit was
 // live, 0 otherwise.
-constexpr std::string_view semaphore_release = R"lua(
+constexpr std::string_view semaphore_release_body = R"lua(
 local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
 if ARGV[3] then redis.call(ARGV[2], ARGV[3], ARGV[1]) end
-local t = redis.call('TIME')
-return expiry > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) and 1 or 0
+return expiry > now and 1 or 0
 )lua";
+constexpr std::string_view semaphore_release = joined<server_now, semaphore_release_body>::text;
 
 // Answers 1 when our permit is live, 0 otherwise; with ARGV[2], a live permit's expiry
 // becomes ARGV[2] ms from now (an extend), and the keys expire with the last holder. A
 // permit that expired is never taken back: another holder may have its place.
-constexpr std::string_view semaphore_check_extend = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr std::string_view semaphore_check_extend_body = R"lua(
 local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
 if not expiry or expiry <= now then return 0 end
 if ARGV[2] then
@@ -204,6 +226,8 @@ if ARGV[2] then
 end
 return 1
 )lua";
+constexpr std::string_view semaphore_check_extend =
+    joined<server_now, semaphore_check_extend_body>::text;
 
 // ---- read-write locks: KEYS[1] a hash {mode .. ':' .. owner value: expiry} ----
 
@@ -219,9 +243,7 @@ return 1
 // intents are on different nodes would otherwise refuse each other until the intents expire,
 // which every attempt postpones. With KEYS[2] (a writer's fencing counter, as fenced_acquire's)
 // a granted writer answers its token; 1 otherwise, -1 when refused.
-constexpr std::string_view rw_acquire = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr std::string_view rw_acquire_body = R"lua(
 local entries = redis.call('HGETALL', KEYS[1])
 local readers, writer, intent = 0, nil, nil
 for i = 1, #entries, 2 do
@@ -251,6 +273,7 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
 end
 return redis.call('INCR', KEYS[2])
 )lua";
+constexpr std::string_view rw_acquire = joined<server_now, rw_acquire_body>::text;
 
 // Removes our entry of mode ARGV[2], live or expired, and with ARGV[3] '1' our intent too (a
 // writer that gave up, or released: readers may enter again); announced as in plain_release
@@ -259,9 +282,7 @@ return redis.call('INCR', KEYS[2])
 // writer may. A reader that leaves others live lets nobody in (a writer waits for them all,
 // and readers that wait are kept out by a writer or an intent, which stays), so it is quiet:
 // readers that wait wake for every message. Answers 1 when the entry was live, 0 otherwise.
-constexpr std::string_view rw_release = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr std::string_view rw_release_body = R"lua(
 local field = ARGV[2] .. ':' .. ARGV[1]
 local expiry = tonumber(redis.call('HGET', KEYS[1], field))
 local gone = redis.call('HDEL', KEYS[1], field) > 0
@@ -277,13 +298,12 @@ end
 if lets_in and ARGV[5] then redis.call(ARGV[4], ARGV[5], ARGV[1]) end
 return expiry and expiry > now and 1 or 0
 )lua";
+constexpr std::string_view rw_release = joined<server_now, rw_release_body>::text;
 
 // Answers 1 when our entry of mode ARGV[2] is live, 0 otherwise; with ARGV[3], a live entry's
 // expiry becomes ARGV[3] ms from now (an extend), and the key lives at least as long. An
 // entry that expired is never taken back: a writer may have come in meanwhile.
-constexpr std::string_view rw_check_extend = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+constexpr std::string_view rw_check_extend_body = R"lua(
 local field = ARGV[2] .. ':' .. ARGV[1]
 local expiry = tonumber(redis.call('HGET', KEYS[1], field))
 if not expiry or expiry <= now then return 0 end
@@ -293,6 +313,7 @@ if ARGV[3] then
 end
 return 1
 )lua";
+constexpr std::string_view rw_check_extend = joined<server_now, rw_check_extend_body>::text;
 
 // ---- fair locks: KEYS[1] the lock key, KEYS[2..5] its queue (key_space.hpp's queue_part) ----
 
@@ -305,28 +326,8 @@ return 1
 // begins at the server's clock in microseconds, above every ticket handed out before (as
 // fencing counters do).
 
-// The text of a script put together at compile time from pieces: the fair scripts begin alike.
-template <const std::string_view&... Parts>
-struct joined
-{
-    static constexpr std::size_t size = (Parts.size() + ...);
-    static constexpr std::array<char, size> chars = [] {
-        std::array<char, size> out{};
-        std::size_t i = 0;
-        for (std::string_view part : {Parts...}) {
-            for (char c : part) {
-                out[i++] = c;
-            }
-        }
-        return out;
-    }();
-    static constexpr std::string_view text{chars.data(), size};
-};
-
-// The server's clock in ms (`t`, `now`), and the expired entries dropped.
-constexpr std::string_view queue_prelude = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+// The expired entries dropped (after server_now).
+constexpr std::string_view queue_drop_expired = R"lua(
 for _, v in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('ZREM', KEYS[2], v); redis.call('ZREM', KEYS[3], v); redis.call('HDEL', KEYS[4], v)
 end
@@ -407,9 +408,11 @@ end
 return answer
 )lua";
 
-constexpr std::string_view fair_join = joined<queue_prelude, fair_join_body>::text;
-constexpr std::string_view fair_acquire = joined<queue_prelude, fair_acquire_body>::text;
-constexpr std::string_view fair_release = joined<queue_prelude, fair_release_body>::text;
+constexpr std::string_view fair_join = joined<server_now, queue_drop_expired, fair_join_body>::text;
+constexpr std::string_view fair_acquire =
+    joined<server_now, queue_drop_expired, fair_acquire_body>::text;
+constexpr std::string_view fair_release =
+    joined<server_now, queue_drop_expired, fair_release_body>::text;
 
 // ---- inspection ----
 
