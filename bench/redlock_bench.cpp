@@ -45,6 +45,7 @@ struct arguments
     double duration_s = 5;
     double warmup_s = 0.5;
     std::vector<int> concurrency = {1, 64, 256};
+    int threads = 1;
     std::vector<int> degraded_concurrency = {1, 64};
     int stopped_node = -1;  // the last one
     int held = 10000;
@@ -82,6 +83,8 @@ struct arguments
         "  --servers N          how many redis-server to start (default 5)\n"
         " uncontended:\n"
         "  --concurrency LIST   coroutines, each on its own key (default 1,64,256)\n"
+        "  --threads N          spread them over N threads, each with an io_context and a\n"
+        "                       client of its own (default 1; also for degraded)\n"
         " degraded (uncontended with every node up, then with one stopped by SIGSTOP):\n"
         "  --degraded-concurrency LIST  coroutines, each on its own key (default 1,64)\n"
         "  --stopped-node I     which started server to stop, 0-based (default the last)\n"
@@ -213,6 +216,8 @@ arguments parse(int argc, char** argv)
             a.warmup_s = decimal(flag, value, 0, 60);
         } else if (flag == "--concurrency") {
             a.concurrency = ints(1, 100000);
+        } else if (flag == "--threads") {
+            a.threads = integer(flag, value, 1, 256);
         } else if (flag == "--degraded-concurrency") {
             a.degraded_concurrency = ints(1, 100000);
         } else if (flag == "--stopped-node") {
@@ -365,6 +370,7 @@ int main(int argc, char** argv)
             std::chrono::duration<double>(a.duration_s));
         rs.warmup = std::chrono::duration_cast<bench::clock::duration>(
             std::chrono::duration<double>(a.warmup_s));
+        rs.threads = a.threads;
         rs.key_prefix = "redlock-bench:" + std::to_string(::getpid()) + ":" +
                         std::to_string(bench::clock::now().time_since_epoch().count() % 1000000);
         print_meta(a, rs);

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <new>
 #include <optional>
@@ -224,6 +225,7 @@ struct uncontended_figures
     double client_cores = 0;
     double servers_cores = 0;
     double others_cores = -1;
+    int threads = 1;  // each with a client of its own
 
     double rate() const { return cycles > 0 ? static_cast<double>(cycles) / seconds : 0.0; }
 };
@@ -243,26 +245,25 @@ json& add_figures(json& j, uncontended_figures& f)
         .add("servers_cores", f.servers_cores);
 }
 
-// `concurrency` coroutines, each looping acquire + release on its own key (named with `tag`
-// so that measurements never share keys), for the warm-up and then the measured window.
-// `connected` runs once the client has a connection to every node (one cycle on a key of
-// its own went through), before the workers start: a fault applied there meets a client
-// that is already connected, as a node that fails under running clients does.
-uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
-                                        const std::string& tag,
-                                        const std::function<void()>& connected = {})
+// One thread of an uncontended measurement: an io_context and a client of its own, as a
+// service runs a client per core, and its coroutines each looping acquire + release on a key
+// of their own. The measuring thread moves every shard through the phases at once.
+struct uncontended_shard
 {
-    asio::io_context io;
-    redlock::client client(io.get_executor(), redlock::config::from_urls(rs.urls));
-    bool stop = false;
-    bool measuring = false;
-    uncontended_figures f;
-    join_counter workers(io);
-    cpu_meter cpu(rs.server_pids);
-    clock::time_point t0, t1;
+    enum class phase { warming_up, measuring, stopping };
 
-    auto worker = [&](redlock::mutex m) -> asio::awaitable<void> {
-        while (!stop) {
+    asio::io_context io{1};
+    redlock::client client;
+    uncontended_figures f;
+
+    explicit uncontended_shard(const run_settings& rs)
+        : client(io.get_executor(), redlock::config::from_urls(rs.urls))
+    {
+    }
+
+    asio::awaitable<void> worker(redlock::mutex m, const std::atomic<phase>& now)
+    {
+        while (now != phase::stopping) {
             const auto a = clock::now();
             auto [ec, g] = co_await m.async_acquire(asio::as_tuple(asio::deferred));
             const auto b = clock::now();
@@ -275,54 +276,131 @@ uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
             }
             auto [rec] = co_await g.async_release(asio::as_tuple(asio::deferred));
             const auto c = clock::now();
-            if (rec) {
-                if (f.release_errors++ == 0) {
-                    f.first_error = rec.message() + "\n" + g.last_report().to_string();
-                }
+            if (rec && f.release_errors++ == 0) {
+                f.first_error = rec.message() + "\n" + g.last_report().to_string();
             }
-            if (measuring) {
+            if (now == phase::measuring) {
                 ++f.cycles;
                 f.acquire.add(b - a);
                 f.release.add(c - b);
             }
         }
-        workers.done();
-    };
+    }
 
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            {
-                auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":connect");
-                auto g = co_await m.acquire();
-                co_await g.release();
-            }
-            if (connected) {
+    // Connects (one cycle on a key of its own), says so through `connected`, then runs
+    // `concurrency` workers until the phase is stopping, and shuts the client down.
+    // An exception (a worker's, or the connect's) ends the shard; `error` keeps it for the
+    // measuring thread, and `connected` is still said, so that nobody waits for it.
+    void run(const run_settings& rs, int concurrency, const std::string& tag,
+             const std::atomic<phase>& now, const std::function<void()>& connected)
+    {
+        bool said = false;
+        try {
+            start(rs, concurrency, tag, now, [&] {
+                said = true;
                 connected();
-            }
-            workers.add(static_cast<std::size_t>(concurrency));
-            for (int i = 0; i < concurrency; ++i) {
-                auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":" + std::to_string(i));
-                asio::co_spawn(io, worker(std::move(m)), rethrow);
-            }
-            co_await sleep_for(rs.warmup);
-            measuring = true;
-            t0 = clock::now();
-            cpu.start();
-            co_await sleep_for(rs.duration);
-            measuring = false;
-            t1 = clock::now();
-            cpu.stop();
-            stop = true;
-            co_await workers.wait();
-            co_await shutdown(client);
-        },
-        rethrow);
-    io.run();
+            });
+            io.run();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        if (!said) {
+            connected();
+        }
+    }
+
+    std::exception_ptr error;
+
+  private:
+    void start(const run_settings& rs, int concurrency, const std::string& tag,
+               const std::atomic<phase>& now, const std::function<void()>& connected)
+    {
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                {
+                    auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":connect");
+                    auto g = co_await m.acquire();
+                    co_await g.release();
+                }
+                connected();
+                join_counter workers(io);
+                workers.add(static_cast<std::size_t>(concurrency));
+                for (int i = 0; i < concurrency; ++i) {
+                    auto m = client.make_mutex(rs.key_prefix + ":" + tag + ":" + std::to_string(i));
+                    asio::co_spawn(io, worker(std::move(m), now), [&](std::exception_ptr e) {
+                        workers.done();
+                        rethrow(e);
+                    });
+                }
+                co_await workers.wait();
+                co_await shutdown(client);
+            },
+            rethrow);
+    }
+};
+
+// `concurrency` coroutines, each looping acquire + release on its own key (named with `tag`
+// so that measurements never share keys), for the warm-up and then the measured window,
+// spread over `rs.threads` threads with a client each. `connected` runs once every client
+// has a connection to every node, before the workers start: a fault applied there meets
+// clients that are already connected, as a node that fails under running clients does.
+uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
+                                        const std::string& tag,
+                                        const std::function<void()>& connected = {})
+{
+    using phase = uncontended_shard::phase;
+    const int threads = std::max(1, std::min(rs.threads, concurrency));
+    std::atomic<phase> now{phase::warming_up};
+    std::latch all_connected(threads);
+    std::vector<std::unique_ptr<uncontended_shard>> shards;
+    for (int i = 0; i < threads; ++i) {
+        shards.push_back(std::make_unique<uncontended_shard>(rs));
+    }
+    std::vector<std::thread> running;
+    for (int i = 0; i < threads; ++i) {
+        // Shard i runs the workers i, i + threads, ...: every coroutine on a key of its own.
+        const int share = concurrency / threads + (i < concurrency % threads ? 1 : 0);
+        running.emplace_back([&, i, share] {
+            shards[static_cast<std::size_t>(i)]->run(rs, share, tag + "t" + std::to_string(i), now,
+                                                     [&] { all_connected.count_down(); });
+        });
+    }
+    all_connected.wait();
+    if (connected) {
+        connected();
+    }
+    cpu_meter cpu(rs.server_pids);
+    std::this_thread::sleep_for(rs.warmup);
+    now = phase::measuring;
+    const clock::time_point t0 = clock::now();
+    cpu.start();
+    std::this_thread::sleep_for(rs.duration);
+    now = phase::stopping;
+    const clock::time_point t1 = clock::now();
+    cpu.stop();
+    for (auto& t : running) {
+        t.join();
+    }
+    uncontended_figures f;
+    for (auto& shard : shards) {
+        if (shard->error) {
+            std::rethrow_exception(shard->error);
+        }
+        f.cycles += shard->f.cycles;
+        f.acquire_errors += shard->f.acquire_errors;
+        f.release_errors += shard->f.release_errors;
+        if (f.first_error.empty()) {
+            f.first_error = shard->f.first_error;
+        }
+        f.acquire.merge(shard->f.acquire);
+        f.release.merge(shard->f.release);
+    }
     f.seconds = seconds(t1 - t0);
     f.client_cores = cpu.client_cores();
     f.servers_cores = cpu.servers_cores();
     f.others_cores = cpu.others_cores();
+    f.threads = threads;
     return f;
 }
 
@@ -364,14 +442,16 @@ void run_uncontended(const run_settings& rs, int concurrency, const server_bound
         strf("uncontended C=%d: %s cycles/s (%s of the pipelined server bound, %s of the "
              "unpipelined), acquire p50 %.0f us p99 %.0f us p99.9 %.0f us (%s x the raw %zu-node "
              "quorum round), release p50 %.0f us (%s x the acquire p50); errors %lld/%lld; "
-             "client %.2f cores, servers %s cores",
+             "client %.2f cores (%s cycles per client CPU-second, %d thread(s)), servers %s "
+             "cores",
              concurrency, grouped(rate).c_str(), ratio_text(vs_pipelined).c_str(),
              ratio_text(vs_unpipelined).c_str(), p50, f.acquire.percentile_us(99),
              f.acquire.percentile_us(99.9),
              ratio_text(ratio(p50, bound.round_set_quorum_p50_us)).c_str(), rs.urls.size(),
              release_p50, ratio_text(release_vs_acquire).c_str(),
              static_cast<long long>(f.acquire_errors), static_cast<long long>(f.release_errors),
-             f.client_cores, cores_text(f.servers_cores).c_str()));
+             f.client_cores, grouped(ratio(rate, f.client_cores)).c_str(), f.threads,
+             cores_text(f.servers_cores).c_str()));
     if (!f.first_error.empty()) {
         say("first error: " + f.first_error);
     }
@@ -383,13 +463,15 @@ void run_uncontended(const run_settings& rs, int concurrency, const server_bound
     result(add_figures(json()
                            .add("scenario", "uncontended")
                            .add("concurrency", concurrency)
+                           .add("threads", f.threads)
                            .add("nodes", rs.urls.size()),
                        f)
                .add("vs_server_pipelined", vs_pipelined)
                .add("vs_server_unpipelined", vs_unpipelined)
                .add("acquire_p50_vs_raw_round", ratio(p50, bound.round_set_quorum_p50_us))
                .add("release_p50_vs_raw_round", ratio(release_p50, bound.round_delete_p50_us))
-               .add("release_p50_vs_acquire_p50", release_vs_acquire));
+               .add("release_p50_vs_acquire_p50", release_vs_acquire)
+               .add("cycles_per_client_cpu_s", ratio(rate, f.client_cores)));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ struct run_settings
     clock::duration warmup = std::chrono::milliseconds(500);
     /// Keys of this run start with it, so that runs never meet each other's keys.
     std::string key_prefix;
+    /// Threads of the uncontended scenarios, each with an io_context and a client of its own.
+    int threads = 1;
 };
 
 /// The servers' figures measured by scenario `server` in this run; zero when it did not run.
