@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,6 +102,16 @@ inline long info_count(std::uint16_t port, const std::string& section, const std
 inline long command_calls(std::uint16_t port, std::string_view command)
 {
     return info_count(port, "commandstats", "cmdstat_" + std::string(command) + ":calls=");
+}
+
+/// The node's clock in milliseconds, as the scripts read it (TIME).
+inline long long server_ms(std::uint16_t port)
+{
+    std::istringstream in(redis_command(port, {"TIME"}));
+    long long seconds = 0;
+    long long micros = 0;
+    in >> seconds >> micros;
+    return seconds * 1000 + micros / 1000;
 }
 
 /// How many scripts a node has run, by EVALSHA or EVAL.

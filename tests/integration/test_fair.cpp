@@ -32,15 +32,6 @@ std::string expiries_of(const std::string& key)
     return "redlock:queue-expiry:" + key;
 }
 
-long long server_ms(std::uint16_t port)
-{
-    std::istringstream in(redis_command(port, {"TIME"}));
-    long long seconds = 0;
-    long long micros = 0;
-    in >> seconds >> micros;
-    return seconds * 1000 + micros / 1000;
-}
-
 // How many entries of `key`'s queue are committed on the server at `port`.
 long long committed_on(std::uint16_t port, const std::string& key)
 {

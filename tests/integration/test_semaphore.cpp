@@ -21,16 +21,6 @@ namespace {
 
 using boost::system::error_code;
 
-// The server's clock in milliseconds, as the scripts read it.
-long long server_ms(std::uint16_t port)
-{
-    std::istringstream in(redis_command(port, {"TIME"}));
-    long long seconds = 0;
-    long long micros = 0;
-    in >> seconds >> micros;
-    return seconds * 1000 + micros / 1000;
-}
-
 long long holders_on(std::uint16_t port, const std::string& key)
 {
     return std::stoll(redis_command(port, {"ZCARD", key}));

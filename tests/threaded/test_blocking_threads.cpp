@@ -8,6 +8,7 @@
 #include <redlock/blocking.hpp>
 
 #include "common/redis_server.hpp"
+#include "occupancy.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -25,21 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-// Counts how many threads are inside at once.
-struct occupancy
-{
-    std::atomic<int> inside{0};
-    std::atomic<int> most{0};
-
-    void enter()
-    {
-        const int now = ++inside;
-        int seen = most.load();
-        while (now > seen && !most.compare_exchange_weak(seen, now)) {
-        }
-    }
-    void leave() { --inside; }
-};
+using redlock::test::occupancy;
 
 // Boost.Test's assertions are not thread-safe: threads count failures, the test thread checks.
 struct failures

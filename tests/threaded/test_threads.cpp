@@ -6,6 +6,7 @@
 #include <redlock/redlock.hpp>
 
 #include "common/redis_server.hpp"
+#include "occupancy.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
@@ -21,21 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// How many are inside at once, and the most there ever were.
-struct occupancy
-{
-    std::atomic<int> inside{0};
-    std::atomic<int> most{0};
-
-    void enter()
-    {
-        const int now = ++inside;
-        int seen = most.load();
-        while (now > seen && !most.compare_exchange_weak(seen, now)) {
-        }
-    }
-    void leave() { --inside; }
-};
+using redlock::test::occupancy;
 
 using task = std::function<asio::awaitable<void>()>;
 
