@@ -200,11 +200,6 @@ double mean_hold_us(const std::vector<hold_record>& records)
     return held.mean_us();
 }
 
-double ratio(double a, double b)
-{
-    return b > 0 ? a / b : 0.0;
-}
-
 // Errors and violations make the run's figures suspect: the program fails.
 void check(const kind_run& run, const std::string& scenario)
 {

@@ -111,11 +111,6 @@ bool enable_auto_extend(O& o)
     }
 }
 
-double ratio(double a, double b)
-{
-    return b > 0 ? a / b : 0.0;
-}
-
 std::string ratio_text(double r)
 {
     return r > 0 ? strf("%.2f", r) : std::string("-");

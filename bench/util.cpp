@@ -333,4 +333,9 @@ double seconds(clock::duration d)
     return std::chrono::duration<double>(d).count();
 }
 
+double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
 }  // namespace bench

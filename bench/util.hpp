@@ -136,5 +136,7 @@ std::string strf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string grouped(double v);
 /// Seconds between two instants.
 double seconds(clock::duration d);
+/// a / b, or 0 when b is not positive (a figure that was not measured).
+double ratio(double a, double b);
 
 }  // namespace bench
