@@ -36,7 +36,8 @@ enum class queue_part {
     order,
     /// A sorted set {owner value: expiry in the server's ms}.
     expiries,
-    /// A hash {owner value: 'p' pending or 'c' committed}.
+    /// A hash {owner value: 'p' pending, 'c' committed, or 'c' and a stamp: committed, and
+    /// handed the key by a release (scripts.hpp's fair_clean_up_request)}.
     states,
     /// The ticket counter.
     counter,

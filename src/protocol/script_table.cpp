@@ -355,15 +355,17 @@ return p
 // With a ticket ARGV[4], commits the caller's entry at it (phase 2; again on every refresh,
 // which re-adds an entry the node lost or never had), pushes its expiry ARGV[3] ms ahead and
 // raises the counter to the ticket; then sets the lock key (PX ARGV[2]) if it is free and the
-// caller is the head. With an empty ticket (try_acquire) the caller has no entry and the key
-// is set only if nobody is queued. Answers 1 (or, with a fencing counter KEYS[6], the token),
-// -1 when the key is held, -2 when another waiter goes first. A commit that changed the queue
-// may have unblocked a head that waits with the key free: it is told (ARGV[5] the publish
-// command, ARGV[6] the channel, the message the head's owner value).
+// caller is the head, or if it already holds the caller's value (a release handed it over
+// before this attempt arrived). With an empty ticket (try_acquire) the caller has no entry and
+// the key is set only if nobody is queued. Answers 1 (or, with a fencing counter KEYS[6], the
+// token), -1 when the key is held, -2 when another waiter goes first. A commit that changed the
+// queue may have unblocked a head that waits with the key free: it is told (ARGV[5] the publish
+// command, ARGV[6] the channel, the message 'n:' and the head's owner value). The entry's
+// state is plain 'c' from here on: no release hands the key to an attempt under way.
 constexpr std::string_view fair_acquire_body = R"lua(
 local changed = false
 if ARGV[4] ~= '' then
-  changed = redis.call('HGET', KEYS[4], ARGV[1]) ~= 'c'
+  changed = string.sub(redis.call('HGET', KEYS[4], ARGV[1]) or 'p', 1, 1) ~= 'c'
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
   redis.call('HSET', KEYS[4], ARGV[1], 'c')
   redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
@@ -373,13 +375,15 @@ if ARGV[4] ~= '' then
   local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
   for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if head and (head ~= ARGV[1] or redis.call('HGET', KEYS[4], head) ~= 'c') then
-  if changed and ARGV[6] and redis.call('HGET', KEYS[4], head) == 'c' then
-    redis.call(ARGV[5], ARGV[6], head)
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return -1 end
+if not holder then
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  local committed = head and string.sub(redis.call('HGET', KEYS[4], head) or 'p', 1, 1) == 'c'
+  if head and (head ~= ARGV[1] or not committed) then
+    if changed and ARGV[6] and committed then redis.call(ARGV[5], ARGV[6], 'n:' .. head) end
+    return -2
   end
-  return -2
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if not KEYS[6] then return 1 end
@@ -390,21 +394,37 @@ return redis.call('INCR', KEYS[6])
 )lua";
 
 // Deletes the lock key if it holds ARGV[1]; with ARGV[2] '1' the caller's entry leaves the
-// queue too (a release, a waiter that gives up; the clean-up after a failed attempt keeps
-// it). Then, with a channel (ARGV[3] the publish command, ARGV[4] the channel) and the key
-// free, tells the queue's head, if it is committed: the message is its owner value, so that
-// only it attempts. Answers as plain_release.
+// queue too (a release, a waiter that gives up). The clean-up after a failed attempt keeps the
+// entry, and with a stamp ARGV[3] it marks the entry, if committed, as one that a release may
+// hand the key to ('c' followed by the stamp) and pushes its expiry ARGV[4] ms ahead. Then,
+// with a channel (ARGV[5] the publish command, ARGV[6] the channel) and the key free, the
+// queue's head, if it is committed and not the caller, is told: a head marked with a stamp
+// is handed the key, set to its owner value for what is left of its entry's life, and the
+// message is 'h:', the stamp, ':' and its owner value; any other head is named ('n:' and its
+// owner value), so that only it attempts. Answers as plain_release.
 constexpr std::string_view fair_release_body = R"lua(
 local holder = redis.call('GET', KEYS[1])
 local answer = holder == ARGV[1] and 1 or (holder and -1 or 0)
 if answer == 1 then redis.call('DEL', KEYS[1]) end
 if ARGV[2] == '1' then
   redis.call('ZREM', KEYS[2], ARGV[1]); redis.call('ZREM', KEYS[3], ARGV[1]); redis.call('HDEL', KEYS[4], ARGV[1])
+elseif ARGV[3] ~= '' and string.sub(redis.call('HGET', KEYS[4], ARGV[1]) or 'p', 1, 1) == 'c' then
+  redis.call('HSET', KEYS[4], ARGV[1], 'c' .. ARGV[3])
+  redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[4])), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
 end
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if ARGV[4] and answer ~= -1 and head and redis.call('HGET', KEYS[4], head) == 'c' then
-  redis.call(ARGV[3], ARGV[4], head)
+if not ARGV[6] or answer == -1 or not head or head == ARGV[1] then return answer end
+local state = redis.call('HGET', KEYS[4], head) or 'p'
+if string.sub(state, 1, 1) ~= 'c' then return answer end
+if #state == 1 then
+  redis.call(ARGV[5], ARGV[6], 'n:' .. head)
+  return answer
 end
+local left = tonumber(redis.call('ZSCORE', KEYS[3], head)) - now
+redis.call('SET', KEYS[1], head, 'PX', string.format('%.0f', left))
+redis.call(ARGV[5], ARGV[6], 'h:' .. string.sub(state, 2) .. ':' .. head)
 return answer
 )lua";
 

@@ -236,8 +236,19 @@ request fair_acquire_request(lock_shape lock, std::string_view value,
 
 request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce)
 {
-    return {script_command(script_id::fair_release, fair_keys(lock), {value, leave ? "1" : "0"},
-                           announce ? announcing(lock) : std::vector<std::string>{}),
+    return {
+        script_command(script_id::fair_release, fair_keys(lock), {value, leave ? "1" : "0", "", ""},
+                       announce ? announcing(lock) : std::vector<std::string>{}),
+        read_script_reply};
+}
+
+request fair_clean_up_request(lock_shape lock, std::string_view value,
+                              std::optional<std::uint64_t> hand_off_stamp,
+                              std::chrono::milliseconds entry_ttl)
+{
+    return {script_command(script_id::fair_release, fair_keys(lock),
+                           {value, "0", hand_off_stamp ? std::to_string(*hand_off_stamp) : "",
+                            std::to_string(entry_ttl.count())}),
             read_script_reply};
 }
 

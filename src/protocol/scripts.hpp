@@ -97,8 +97,18 @@ request fair_acquire_request(lock_shape lock, std::string_view value,
                              std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
                              std::optional<std::uint64_t> ticket);
 /// Deletes a fair lock's key where it holds `value`; with `leave`, `value`'s entry leaves the
-/// queue as well; with `announce`, the queue's head is told when the key is free.
+/// queue as well; with `announce`, the queue's head is told when the key is free: handed the
+/// key if its entry is marked for hand-offs (`fair_clean_up_request`), named otherwise
+/// (`fair_message`).
 request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce);
+/// The clean-up after a fair attempt that failed: deletes the key where it holds `value` and
+/// keeps `value`'s entry. With `hand_off_stamp`, it also pushes the entry's expiry `entry_ttl`
+/// ahead and marks it so that, until `value`'s next attempt, a release hands the key to it
+/// once it is the head, saying so with that stamp (docs/safety.md); without, a release only
+/// names it.
+request fair_clean_up_request(lock_shape lock, std::string_view value,
+                              std::optional<std::uint64_t> hand_off_stamp,
+                              std::chrono::milliseconds entry_ttl);
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
