@@ -418,9 +418,9 @@ void run_fair(const run_settings& rs, int workers, milliseconds hold)
              "acquisitions (unfair %lld in %zu); errors %lld; violations %lld",
              workers, static_cast<long long>(hold.count()), grouped(rate).c_str(),
              ratio(rate, ceiling), grouped(ceiling).c_str(), held_us, ratio(rate, unfair_rate),
-             grouped(unfair_rate).c_str(), share, unfair_share,
-             static_cast<long long>(passed), in.size(), static_cast<long long>(unfair_passed),
-             unfair_in.size(), static_cast<long long>(fair.errors + unfair.errors),
+             grouped(unfair_rate).c_str(), share, unfair_share, static_cast<long long>(passed),
+             in.size(), static_cast<long long>(unfair_passed), unfair_in.size(),
+             static_cast<long long>(fair.errors + unfair.errors),
              static_cast<long long>(fair.violations + unfair.violations)));
     check(unfair, "fair (the unfair lock)");
     check(fair, "fair");
