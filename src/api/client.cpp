@@ -68,6 +68,7 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
     const connection_settings settings = make_connection_settings(cfg);
     in_cluster = std::any_of(cfg.nodes.begin(), cfg.nodes.end(),
                              [](const node& n) { return !n.cluster_seeds.empty(); });
+    channel_tag = random_channel_tag();
     for (const node& n : cfg.nodes) {
         const auto wake_waiters = [w = waiters, index = connections.size()](
                                       std::string_view key, std::string_view value) {

@@ -68,7 +68,12 @@ class line_place
     /// wakes; empty for any other. `kind`: the lock's, which says what a release may let in.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
                std::string_view turn_value, lock_kind kind)
-        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause, wake_rule_of(kind))
+        : client_(c),
+          keys_(keys),
+          turn_value_(turn_value),
+          // A fair waiter's messages come on its client's own channel.
+          channel_suffix_(turn_value.empty() ? std::string() : fair_channel_suffix(c.channel_tag)),
+          waiter_(pause, wake_rule_of(kind))
     {
     }
     line_place(const line_place&) = delete;
@@ -89,6 +94,7 @@ class line_place
     client_impl& client_;
     const std::vector<std::string>& keys_;
     std::string_view turn_value_;
+    std::string channel_suffix_;
     waiter waiter_;
     bool joined_ = false;
 };
@@ -101,7 +107,7 @@ void line_place::join()
     for (const std::string& key : keys_) {
         client_.waiters->enter(key, waiter_, turn_value_);
         for (const auto& s : client_.subscribers) {
-            s->watch(key);
+            s->watch(key, channel_suffix_);
         }
     }
 }
@@ -120,7 +126,7 @@ line_place::~line_place()
             waiter_.held_writes.end();  // the message goes in the held write
         }
         for (const auto& s : client_.subscribers) {
-            s->unwatch(key);
+            s->unwatch(key, channel_suffix_);
         }
     }
 }
@@ -294,7 +300,8 @@ acquire_fsm::action acquisition::start()
 // Phase 1 of the ticket: a proposal from every node; with one node it is the ticket.
 round acquisition::join_round() const
 {
-    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1);
+    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1,
+                                    c_.channel_tag);
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
                  .value = value_,
@@ -322,9 +329,9 @@ round acquisition::attempt_round()
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
     // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
-    request req =
-        fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl, ticket_)
-               : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
+    request req = fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl,
+                                                ticket_, c_.channel_tag)
+                         : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -428,9 +435,10 @@ round acquisition::clean_up_round()
         stamp = static_cast<std::uint64_t>(fsm_.attempt_number());
         place_.self().hand_offs.expect(*stamp, clock::now(), nodes().size(), m_->quorum);
     }
-    return background_round(*m_, value_,
-                            fair_clean_up_request(m_->shape(), value_, stamp, timing_.entry_ttl),
-                            stop_rule::quorum_replied);
+    return background_round(
+        *m_, value_,
+        fair_clean_up_request(m_->shape(), value_, stamp, timing_.entry_ttl, c_.channel_tag),
+        stop_rule::quorum_replied);
 }
 
 acquire_fsm::action acquisition::cleaned_up()

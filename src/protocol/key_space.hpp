@@ -49,6 +49,11 @@ enum class queue_part {
 std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,
                       bool in_key_slot = false);
 
+/// What a client appends to a fair lock's release channel to hear the messages for its own
+/// waiters (script_table.cpp): '/' and its channel tag. A release then wakes the one client
+/// whose waiter it names, not every client that waits.
+std::string fair_channel_suffix(std::string_view channel_tag);
+
 /// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
 /// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).
 std::string release_channel(std::string_view prefix, std::string_view key,

@@ -35,8 +35,7 @@ std::string expiries_of(const std::string& key)
 // How many entries of `key`'s queue are committed on the server at `port`.
 long long committed_on(std::uint16_t port, const std::string& key)
 {
-    const std::string states = redis_command(port, {"HVALS", states_of(key)});
-    return std::count(states.begin(), states.end(), 'c');
+    return committed_entries(port, states_of(key));
 }
 
 // Whether `entries` entries of `key`'s queue are committed on a majority of `ports`: the
@@ -273,6 +272,13 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_the_head_alone)
         // up to its refresh period of 5 s.
         asio::steady_timer settle(io, 400ms);
         co_await settle.async_wait(asio::use_awaitable);
+        // Each waiting client listens on a channel of its own, not on the lock's: a release's
+        // message reaches the one client it is for.
+        BOOST_TEST(redis_command(port, {"PUBSUB", "NUMSUB", "redlock:released:bell"}) ==
+                   "redlock:released:bell 0");
+        const std::string own =
+            redis_command(port, {"PUBSUB", "CHANNELS", "redlock:released:bell/*"});
+        BOOST_TEST(std::count(own.begin(), own.end(), '/') == 4);
         const long scripts_before = command_calls(port, "evalsha") + command_calls(port, "eval");
         const auto released_at = std::chrono::steady_clock::now();
         co_await held.release();
@@ -557,10 +563,7 @@ BOOST_AUTO_TEST_CASE(a_cluster_node_keeps_the_queue_in_the_names_slot)
         BOOST_TEST(cluster_deployment::slot_of(states) == cluster_deployment::slot_of("press"));
         redlock::guard next = co_await next_in_line(
             held, waiter,
-            [&] {
-                const std::string s = redis_command(port[0], {"HVALS", states});
-                return std::count(s.begin(), s.end(), 'c') == 2;
-            },
+            [&] { return committed_entries(port[0], states) == 2; },
             [&]() -> asio::awaitable<void> {
                 auto [ec, none] = co_await try_fair(waiter);
                 BOOST_TEST(ec == redlock::error::taken);
