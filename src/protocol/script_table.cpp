@@ -560,7 +560,7 @@ const lua_script& script_of(script_id id)
     return all_scripts()[static_cast<std::size_t>(id)];
 }
 
-// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
+// EVALSHA sha numkeys keys... args..., which a connection sends as EVAL when it must.
 command script_command(script_id id, const std::vector<std::string>& keys,
                        std::initializer_list<std::string_view> args,
                        const std::vector<std::string>& more_args)
@@ -575,8 +575,8 @@ command script_command(script_id id, const std::vector<std::string>& keys,
     tail.insert(tail.end(), more_args.begin(), more_args.end());
     command c;
     resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, tail);
-    resp::append_command(c.fallback, "EVAL", script.text, numkeys, tail);
     c.script = &script;
+    c.script_at = static_cast<std::uint32_t>(resp::length_size(3 + tail.size()));
     if (!keys.empty()) {
         c.slot = key_slot(keys.front());
     }

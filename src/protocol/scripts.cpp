@@ -170,9 +170,6 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
     const std::string ms =
         std::to_string(std::max<std::chrono::milliseconds::rep>(timeout.count(), 1));
     resp::append_command(cmd.payload, {"WAIT", n, ms});
-    if (!cmd.fallback.empty()) {
-        resp::append_command(cmd.fallback, {"WAIT", n, ms});
-    }
     cmd.replies = 2;
 }
 

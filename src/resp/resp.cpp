@@ -9,9 +9,6 @@
 
 namespace redlock::detail::resp {
 
-namespace {
-
-// The bytes a length header ("*3\r\n", "$5\r\n") takes.
 std::size_t length_size(std::size_t n)
 {
     std::size_t digits = 1;
@@ -26,6 +23,8 @@ std::size_t bulk_size(std::string_view arg)
 {
     return length_size(arg.size()) + arg.size() + 2;
 }
+
+namespace {
 
 char* put_length(char* p, char prefix, std::size_t n)
 {
@@ -67,6 +66,13 @@ void write_command(std::string& out, std::size_t count, const Args& each_arg)
 }
 
 }  // namespace
+
+void append_bulk(std::string& out, std::string_view arg)
+{
+    const std::size_t old = out.size();
+    out.resize(old + bulk_size(arg));
+    put_bulk(out.data() + old, arg);
+}
 
 void append_command(std::string& out, std::initializer_list<std::string_view> args)
 {

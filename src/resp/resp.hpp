@@ -28,6 +28,14 @@ struct reply
     bool is_error() const noexcept { return type == kind::error; }
 };
 
+/// The bytes a length header takes: an array's of `n` elements ("*3\r\n"), or a bulk string's
+/// of `n` bytes.
+std::size_t length_size(std::size_t n);
+/// The bytes `arg` takes as a bulk string, header included.
+std::size_t bulk_size(std::string_view arg);
+/// Appends `arg` as one bulk string (binary-safe).
+void append_bulk(std::string& out, std::string_view arg);
+
 /// Appends one command as a RESP array of bulk strings; arguments are binary-safe.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
 /// \overload: three leading arguments, then a run of further ones.

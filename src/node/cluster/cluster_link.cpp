@@ -187,9 +187,8 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
                     if (!r->with_asking) {
                         r->with_asking = std::make_unique<command>(*r->cmd);
                         r->with_asking->payload.insert(0, asking_prefix());
-                        if (!r->with_asking->fallback.empty()) {
-                            r->with_asking->fallback.insert(0, asking_prefix());
-                        }
+                        r->with_asking->script_at +=
+                            static_cast<std::uint32_t>(asking_prefix().size());
                         r->with_asking->replies = static_cast<std::uint8_t>(r->cmd->replies + 1);
                         r->with_asking->own_reply = 1;
                     }
