@@ -35,7 +35,7 @@ round background_round(const mutex_state& m, std::string_view value, request req
     const options& o = m.opts;
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
-                 .value = std::string(value),
+                 .value = value,
                  .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
                  .rule = rule,
                  .quorum = m.quorum,

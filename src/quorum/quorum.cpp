@@ -41,7 +41,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
                 const std::vector<std::shared_ptr<node_link>>& nodes)
         : cmd(std::move(r.cmd)),
           read(r.read),
-          value(std::move(r.value)),
+          value(r.value),
           rule(r.rule),
           replies_with_token(r.replies_with_token),
           replicas(r.replicas),
@@ -216,7 +216,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
 
     command cmd;
     reply_reader read;
-    std::string value;
+    // Read only until `handed_over` (see `round::value`).
+    std::string_view value;
     stop_rule rule;
     bool replies_with_token;
     int replicas;

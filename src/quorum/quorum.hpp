@@ -25,9 +25,11 @@ struct round
 {
     /// The command, sent unchanged to every node.
     command cmd{};
-    /// How a reply counts; `value` is the owner value it is compared with.
+    /// How a reply counts; `value` is the owner value it is compared with. Only replies that
+    /// arrive while the round is awaited are read, so `value` must outlive that await (the
+    /// caller's acquisition or lock state holds it), not the requests left in the background.
     reply_reader read = nullptr;
-    std::string value{};
+    std::string_view value{};
     /// Each node's request is given up at this instant.
     clock::time_point deadline{};
     stop_rule rule = stop_rule::quorum_reached;
