@@ -20,8 +20,9 @@ class client_impl;
 
 /// A report as guards and mutexes keep it: per node only what varies. The endpoints are the
 /// client's nodes' names (outcomes are in node order), filled in when the report is read; a
-/// detail or a fencing token is kept only for the nodes that have one. An abandoned node's
-/// detail is its code's message (`run_round`), so only the code is kept. A held guard keeps
+/// detail or a fencing token is kept only for the nodes that have one. An abandoned node has
+/// only its code (`run_round`); its detail, filled in when the report is read, is the code's
+/// message. A held guard keeps
 /// its last report, so this is most of what a guard costs in memory.
 class stored_report
 {

@@ -55,9 +55,6 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     {
         seen.nodes = nodes.size();
         seen.need = r.quorum;
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-            outcomes[i].endpoint = nodes[i]->name();
-        }
     }
 
     void deliver(std::uint32_t i, exec_result r) override
@@ -152,7 +149,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         node.gave_up(*this, static_cast<std::uint32_t>(i), true);
     }
 
-    // Hands the outcomes to the round's caller: nodes still pending are abandoned, for `why`.
+    // Hands the outcomes to the round's caller: nodes still pending are abandoned, for `why`
+    // (their code, without its message: see `run_round`).
     // What still arrives for them only counts down `remaining`.
     std::vector<node_outcome> hand_over(node_errc why)
     {
@@ -161,7 +159,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
                 outcomes[i].latency =
                     std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
                 outcomes[i].status = node_status::abandoned;
-                set_failure(outcomes[i], why);
+                outcomes[i].code = why;
             }
         }
         handed_over = true;
