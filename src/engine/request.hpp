@@ -35,9 +35,11 @@ struct command
     /// Which of those replies is the command's own, the one a NOSCRIPT or a redirection is
     /// read from: 0, or 1 behind an ASKING.
     std::uint8_t own_reply = 0;
-    /// The Redis Cluster hash slot of the keys it touches (`key_slot`), which all share one;
-    /// none for a command without keys, which any master of a cluster may run.
-    std::optional<std::uint16_t> slot;
+    /// Where in `payload` the bulk string of the first key it touches begins; 0 for a command
+    /// without keys, which any master of a cluster may run. A cluster's router hashes that key
+    /// (`slot_of`): the keys of one command all share its slot. Only a cluster needs the slot,
+    /// so it is not computed for every command.
+    std::uint32_t key_at = 0;
 };
 
 /// Appends to `out` the EVAL form of `cmd`, an EVALSHA of `cmd.script`: its payload with the

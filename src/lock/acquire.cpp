@@ -53,8 +53,10 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
 {
     command cmd;
     const std::string channel = release_channel(c.cfg.key_prefix, key, c.in_cluster);
-    resp::append_command(cmd.payload, {pubsub_for(c.in_cluster).publish, channel, value});
-    cmd.slot = key_slot(channel);  // SPUBLISH goes to the channel's master on a cluster
+    const std::string_view publish = pubsub_for(c.in_cluster).publish;
+    resp::append_command(cmd.payload, {publish, channel, value});
+    // SPUBLISH goes to the channel's master on a cluster.
+    cmd.key_at = static_cast<std::uint32_t>(resp::first_argument_at(3, publish));
     broadcast(c.connections, std::move(cmd));
 }
 

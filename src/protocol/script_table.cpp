@@ -577,9 +577,8 @@ command script_command(script_id id, const std::vector<std::string>& keys,
     resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, tail);
     c.script = &script;
     c.script_at = static_cast<std::uint32_t>(resp::length_size(3 + tail.size()));
-    if (!keys.empty()) {
-        c.slot = key_slot(keys.front());
-    }
+    c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(3 + tail.size(), "EVALSHA") +
+                                          resp::bulk_size(script.sha) + resp::bulk_size(numkeys));
     return c;
 }
 

@@ -156,7 +156,7 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
-        c.slot = key_slot(lock.keys[0]);
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(6, "SET"));
         return {std::move(c), read_acquire_reply};
     }
     return {script_command(lock.reentrant ? script_id::reentrant_acquire : script_id::plain_acquire,
@@ -308,7 +308,7 @@ request check_request(lock_shape lock, std::string_view value)
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"GET", lock.keys[0]});
-        c.slot = key_slot(lock.keys[0]);
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(2, "GET"));
         return {std::move(c), read_get_reply};
     }
     return {script_command(

@@ -67,6 +67,11 @@ void write_command(std::string& out, std::size_t count, const Args& each_arg)
 
 }  // namespace
 
+std::size_t first_argument_at(std::size_t count, std::string_view name)
+{
+    return length_size(count) + bulk_size(name);
+}
+
 void append_bulk(std::string& out, std::string_view arg)
 {
     const std::size_t old = out.size();

@@ -35,6 +35,9 @@ std::size_t length_size(std::size_t n);
 std::size_t bulk_size(std::string_view arg);
 /// Appends `arg` as one bulk string (binary-safe).
 void append_bulk(std::string& out, std::string_view arg);
+/// Where the first argument of a command of `count` words named `name` begins in its encoding
+/// (`append_command`): behind the array's header and the name.
+std::size_t first_argument_at(std::size_t count, std::string_view name);
 
 /// Appends one command as a RESP array of bulk strings; arguments are binary-safe.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);

@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_script_command_is_evalsha_with_the_same_eval_as_fallback)
     BOOST_TEST(args_of(c.payload) == evalsha, boost::test_tools::per_element());
     BOOST_TEST(args_of(eval_form(c)) == eval, boost::test_tools::per_element());
     BOOST_TEST(c.script == &release);
-    BOOST_TEST((c.slot == key_slot(three_keys[0])));
+    BOOST_TEST((slot_of(c) == key_slot(three_keys[0])));
     BOOST_TEST(c.replies == 1);
 
     const lua_script& inspect = script_of(script_id::inspect);
@@ -169,6 +169,8 @@ BOOST_AUTO_TEST_CASE(plain_single_key_acquire_is_set_nx_px)
                                     bulk("PX") + bulk("8000"));
     BOOST_TEST(r.cmd.script == nullptr);
     BOOST_TEST(r.read == &read_acquire_reply);
+    BOOST_TEST((slot_of(r.cmd) == key_slot("lock:a")));
+    BOOST_TEST(!slot_of(command{}).has_value());  // no key: any master
 }
 
 BOOST_AUTO_TEST_CASE(plain_single_key_check_is_get)
@@ -357,11 +359,11 @@ BOOST_AUTO_TEST_CASE(on_a_cluster_releases_go_out_by_sharded_pub_sub_in_the_keys
     BOOST_TEST_REQUIRE(args.size() == 3u + 1 + 3);
     BOOST_TEST(args[5] == "SPUBLISH");
     BOOST_TEST(args[6] == "redlock:released:{orders}");
-    BOOST_TEST((release.cmd.slot == key_slot("orders")));
+    BOOST_TEST((slot_of(release.cmd) == key_slot("orders")));
     auto acquire = args_of(eval_form(acquire_request(shape, "v", 900ms).cmd));
     BOOST_TEST_REQUIRE(acquire.size() == 3u + 2 + 2);
     BOOST_TEST(acquire[4] == "redlock:fence:{orders}");
-    BOOST_TEST((acquire_request(shape, "v", 900ms).cmd.slot == key_slot("orders")));
+    BOOST_TEST((slot_of(acquire_request(shape, "v", 900ms).cmd) == key_slot("orders")));
 }
 
 BOOST_AUTO_TEST_CASE(release_channels_sit_beside_their_keys)

@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(requests_name_both_keys_and_pass_the_permits)
         "700",
         "3"};
     BOOST_TEST(args_of(eval_form(acquire.cmd)) == expected, boost::test_tools::per_element());
-    BOOST_TEST((acquire.cmd.slot == key_slot("jobs:gpu")));
+    BOOST_TEST((slot_of(acquire.cmd) == key_slot("jobs:gpu")));
 
     const auto release = args_of(eval_form(release_request(shape, "owner", true).cmd));
     BOOST_TEST(release.at(1) == script_of(script_id::semaphore_release).text);
