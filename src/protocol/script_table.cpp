@@ -3,6 +3,8 @@
 
 #include "protocol/key_slot.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -568,13 +570,14 @@ command script_command(script_id id, const std::vector<std::string>& keys,
     const lua_script& script = script_of(id);
     assert(!keys.empty() && (!script.keys || *script.keys == keys.size()));
     const std::string numkeys = std::to_string(keys.size());
-    std::vector<std::string_view> tail;
+    // On the stack for the commands of the common locks.
+    boost::container::small_vector<std::string_view, 12> tail;
     tail.reserve(keys.size() + args.size() + more_args.size());
     tail.insert(tail.end(), keys.begin(), keys.end());
     tail.insert(tail.end(), args.begin(), args.end());
     tail.insert(tail.end(), more_args.begin(), more_args.end());
     command c;
-    resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, tail);
+    resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, {tail.data(), tail.size()});
     c.script = &script;
     c.script_at = static_cast<std::uint32_t>(resp::length_size(3 + tail.size()));
     c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(3 + tail.size(), "EVALSHA") +

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <span>
 #include <string>
 #include <system_error>
 
@@ -89,7 +90,7 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
 }
 
 void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
-                    const std::vector<std::string_view>& rest)
+                    std::span<const std::string_view> rest)
 {
     write_command(out, 3 + rest.size(), [&](const auto& f) {
         f(a);

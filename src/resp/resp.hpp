@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,7 @@ std::size_t first_argument_at(std::size_t count, std::string_view name);
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
 /// \overload: three leading arguments, then a run of further ones.
 void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
-                    const std::vector<std::string_view>& rest);
+                    std::span<const std::string_view> rest);
 
 /// The protocol a connection speaks: RESP2 until a HELLO 3 switches it to RESP3.
 enum class protocol { resp2, resp3 };
