@@ -40,10 +40,11 @@ namespace {
 
 guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 {
-    m->set_report(rep);
+    const stored_report compact(rep);
+    m->set_report(compact);
     auto l = std::make_shared<lock_state>();
     l->mutex = m;
-    l->set_report(rep);
+    l->set_report(compact);
     return access::make<guard>(std::move(l));
 }
 
@@ -407,11 +408,13 @@ guard_result acquisition::grant()
     l->until = until_;
     l->extended_at = start_;
     l->owns = true;
-    l->set_report(rep_);
+    // The guard and the mutex keep the same report: compacted once.
+    const stored_report compact(rep_);
+    l->set_report(compact);
     if (o_.auto_extend) {
         start_watch(l);
     }
-    m_->set_report(rep_);
+    m_->set_report(compact);
     if (!fair()) {
         c_.waiters->granted(m_->keys, start_);
     }

@@ -46,7 +46,8 @@ class stored_report
         std::vector<std::pair<std::uint32_t, std::uint64_t>> tokens;
     };
     boost::container::small_vector<compact_outcome, 5> outcomes_;
-    std::unique_ptr<rare> rare_;
+    // Shared by copies (a report kept by both a guard and its mutex), never changed once built.
+    std::shared_ptr<const rare> rare_;
     int attempts_ = 0;
 };
 
@@ -54,9 +55,9 @@ class stored_report
 class shared_report
 {
   public:
-    void set(const report& r)
+    void set(const report& r) { set(stored_report(r)); }
+    void set(stored_report compact)
     {
-        stored_report compact(r);
         std::lock_guard lock(mutex_);
         last_ = std::move(compact);
     }
