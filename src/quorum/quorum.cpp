@@ -150,8 +150,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     }
 
     // Hands the outcomes to the round's caller: nodes still pending are abandoned, for `why`
-    // (their code, without its message: see `run_round`).
-    // What still arrives for them only counts down `remaining`.
+    // (their code, without its message: see `run_round`). What still arrives for them only
+    // counts down `remaining`.
     std::vector<node_outcome> hand_over(node_errc why)
     {
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
