@@ -22,8 +22,8 @@ class client_impl;
 /// client's nodes' names (outcomes are in node order), filled in when the report is read; a
 /// detail or a fencing token is kept only for the nodes that have one. An abandoned node has
 /// only its code (`run_round`); its detail, filled in when the report is read, is the code's
-/// message. A held guard keeps
-/// its last report, so this is most of what a guard costs in memory.
+/// message. A held guard keeps its last report, so this is most of what a guard costs in
+/// memory.
 class stored_report
 {
   public:
