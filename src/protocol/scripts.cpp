@@ -90,6 +90,7 @@ std::vector<std::string> fair_keys(const lock_shape& lock)
 std::vector<std::string> announcing(const lock_shape& lock)
 {
     std::vector<std::string> channels;
+    channels.reserve(1 + lock.keys.size());
     channels.emplace_back(pubsub_for(lock.in_cluster).publish);
     for (const std::string& key : lock.keys) {
         channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
