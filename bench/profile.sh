@@ -41,7 +41,7 @@ nodes=$(sed -n 's/^RESULT .*"scenario":"meta".*"nodes":\([0-9]*\).*/\1/p' "$out/
 echo "## callgrind: uncontended, C=$concurrency, $seconds s (instructions of the client only)"
 echo
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-    --toggle-collect='bench::run_uncontended*' "$program" "${args[@]}" \
+    --toggle-collect='*measure_uncontended*' "$program" "${args[@]}" \
     >"$out/callgrind.log" 2>"$out/callgrind.stderr"
 cycles=$(sed -n 's/^RESULT .*"scenario":"uncontended".*"cycles":\([0-9]*\).*/\1/p' \
     "$out/callgrind.log")

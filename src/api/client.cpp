@@ -130,14 +130,17 @@ namespace {
     throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
 }
 
-// The state of a lock of `kind` over `names`, with what it shares with every other kind: its
-// keys and display name, its quorum, and the check that a cluster can hold it.
+// The state of a lock of `kind` over `names` with `opts`, with what it shares with every other
+// kind: its keys and display name, its quorum, and the check that a cluster can hold it (which
+// depends on the options: fencing needs a counter in each key's slot).
 std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail::client_impl>& c,
                                                    std::vector<std::string> names,
-                                                   detail::lock_kind kind, std::size_t permits)
+                                                   detail::lock_kind kind, std::size_t permits,
+                                                   redlock::options opts)
 {
     auto m = std::make_shared<detail::mutex_state>();
     m->client = c;
+    m->opts = std::move(opts);
     if (names.size() != 1 || !c->cfg.key_prefix.empty()) {
         for (const std::string& key : names) {
             m->name += (m->name.empty() ? "" : ", ") + key;
@@ -171,16 +174,15 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
         refuse(problem);
     }
     const auto kind = opts.fair ? detail::lock_kind::fair : detail::lock_kind::exclusive;
-    auto m = lock_state_of(impl_, std::move(names), kind, 1);
-    if (opts.reentrant) {
-        m->owner = !opts.value.empty() ? opts.value
-                   : opts.gen_value    ? opts.gen_value()
-                                       : detail::random_owner_value();
+    auto m = lock_state_of(impl_, std::move(names), kind, 1, std::move(opts));
+    if (const redlock::options& o = m->opts; o.reentrant) {
+        m->owner = !o.value.empty() ? o.value
+                   : o.gen_value    ? o.gen_value()
+                                    : detail::random_owner_value();
         if (m->owner.empty()) {
             refuse("options.gen_value returned an empty owner value");
         }
     }
-    m->opts = std::move(opts);
     return detail::access::make<mutex>(std::move(m));
 }
 
@@ -196,8 +198,7 @@ semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, optio
     std::vector<std::string> names;
     names.push_back(std::move(name));
     auto m = lock_state_of(impl_, std::move(names), detail::lock_kind::semaphore,
-                           static_cast<std::size_t>(permits));
-    m->opts = std::move(opts);
+                           static_cast<std::size_t>(permits), std::move(opts));
     return detail::access::make<semaphore>(std::move(m));
 }
 
@@ -216,12 +217,10 @@ rw_mutex client::make_rw_mutex(std::string name, options opts)
         refuse(problem);
     }
     const std::vector<std::string> names{std::move(name)};
-    auto writers = lock_state_of(impl_, names, detail::lock_kind::write, 1);
-    auto readers = lock_state_of(impl_, names, detail::lock_kind::read, 1);
-    writers->opts = opts;
+    auto writers = lock_state_of(impl_, names, detail::lock_kind::write, 1, opts);
     // Readers hold the lock together: tokens order holders one after another.
     opts.fencing = false;
-    readers->opts = std::move(opts);
+    auto readers = lock_state_of(impl_, names, detail::lock_kind::read, 1, std::move(opts));
     return rw_mutex(std::move(writers), std::move(readers));
 }
 

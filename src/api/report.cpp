@@ -91,6 +91,7 @@ namespace detail {
 stored_report::stored_report(const report& r) : attempts_(r.attempts)
 {
     outcomes_.reserve(r.nodes.size());
+    std::shared_ptr<rare> extra;
     for (std::size_t i = 0; i < r.nodes.size(); ++i) {
         const node_outcome& o = r.nodes[i];
         const auto us =
@@ -103,17 +104,18 @@ stored_report::stored_report(const report& r) : attempts_(r.attempts)
         const bool rare_detail =
             !o.detail.empty() && !(o.status == node_status::abandoned && has_code);
         if (rare_detail || o.fencing_token != 0) {
-            if (!rare_) {
-                rare_ = std::make_unique<rare>();
+            if (!extra) {
+                extra = std::make_shared<rare>();
             }
             if (rare_detail) {
-                rare_->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
+                extra->details.emplace_back(static_cast<std::uint32_t>(i), o.detail);
             }
             if (o.fencing_token != 0) {
-                rare_->tokens.emplace_back(static_cast<std::uint32_t>(i), o.fencing_token);
+                extra->tokens.emplace_back(static_cast<std::uint32_t>(i), o.fencing_token);
             }
         }
     }
+    rare_ = std::move(extra);
 }
 
 report stored_report::expand(const client_impl& c) const

@@ -11,12 +11,6 @@ namespace redlock::detail {
 
 namespace {
 
-// The script a command runs, when it can fall back to EVAL.
-const lua_script* script_of(const command& cmd) noexcept
-{
-    return cmd.fallback.empty() ? nullptr : cmd.script;
-}
-
 // The error code a Redis error reply starts with ("NOSCRIPT No matching script..."): the
 // server's own token, which code may decide on; the rest is words for people.
 std::string_view error_code_word(const resp::reply& r) noexcept
@@ -72,7 +66,11 @@ std::size_t multiplexer::prepare_write(std::string& out)
     for (std::size_t i = written_; i < entries_.size(); ++i) {
         entry& e = entries_[i];
         choose_script_form(e);
-        out += e.as_eval ? e.request.cmd->fallback : e.request.cmd->payload;
+        if (e.as_eval) {
+            append_eval_form(out, *e.request.cmd);
+        } else {
+            out += e.request.cmd->payload;
+        }
     }
     written_ = entries_.size();
     writing_ = true;
@@ -85,7 +83,7 @@ std::size_t multiplexer::prepare_write(std::string& out)
 // given up before its NOSCRIPT is read.
 void multiplexer::choose_script_form(entry& e)
 {
-    const lua_script* script = script_of(*e.request.cmd);
+    const lua_script* script = e.request.cmd->script;
     if (script == nullptr) {
         return;
     }
@@ -243,7 +241,7 @@ void multiplexer::settle(resp::reply& whole, reader_action& out)
 {
     entry& e = entries_.front();
     const resp::reply& own = own_reply(*e.request.cmd, whole);
-    const lua_script* script = script_of(*e.request.cmd);
+    const lua_script* script = e.request.cmd->script;
     if (script != nullptr && own.is_error() && e.as_eval) {
         // An EVAL refused before it ran (a redirection, CLUSTERDOWN, OOM) loaded nothing: the
         // script's next use sends its text again. (After one that ran and failed, this costs

@@ -225,7 +225,7 @@ class multiplexer
     struct entry
     {
         submission request;
-        /// Goes as `cmd->fallback` (EVAL) rather than the payload (EVALSHA).
+        /// Goes as the EVAL form (`append_eval_form`) rather than the payload (EVALSHA).
         bool as_eval = false;
         /// The replies so far of a request that expects several.
         std::vector<resp::reply> gathered{};

@@ -17,25 +17,35 @@
 
 namespace redlock::detail {
 
-/// A command as it goes on the wire, and for EVALSHA the EVAL to send instead when the
-/// server answers NOSCRIPT (its script cache was flushed, or it restarted).
+/// A command as it goes on the wire. An EVALSHA can go as the EVAL of its script instead
+/// (`append_eval_form`): on a socket that has not been sent the script yet, and when the server
+/// answers NOSCRIPT (its script cache was flushed, or it restarted).
 struct command
 {
     std::string payload;
-    std::string fallback;
     /// For EVALSHA: the script it runs, a row of the script table (which lives as long as the
     /// program), so that a connection sends each script's text once per socket.
     const lua_script* script = nullptr;
+    /// For EVALSHA: where in `payload` its name begins, behind the array's header (and behind
+    /// what is prefixed to the command, such as ASKING).
+    std::uint32_t script_at = 0;
     /// How many replies the payload's commands get, one per command (an acquire followed by
     /// WAIT: 2). With more than one, the request's reply is an array of them, in order.
     std::uint8_t replies = 1;
     /// Which of those replies is the command's own, the one a NOSCRIPT or a redirection is
     /// read from: 0, or 1 behind an ASKING.
     std::uint8_t own_reply = 0;
-    /// The Redis Cluster hash slot of the keys it touches (`key_slot`), which all share one;
-    /// none for a command without keys, which any master of a cluster may run.
-    std::optional<std::uint16_t> slot;
+    /// Where in `payload` the bulk string of the first key it touches begins; 0 for a command
+    /// without keys, which any master of a cluster may run. A cluster's router hashes that key
+    /// (`slot_of`): the keys of one command all share its slot. Only a cluster needs the slot,
+    /// so it is not computed for every command.
+    std::uint32_t key_at = 0;
 };
+
+/// Appends to `out` the EVAL form of `cmd`, an EVALSHA of `cmd.script`: its payload with the
+/// name and the SHA-1 replaced by EVAL and the script's text. It is written only when a socket
+/// needs it, since it is mostly the script's text.
+void append_eval_form(std::string& out, const command& cmd);
 
 /// What one request to one node came to.
 struct exec_result

@@ -40,10 +40,11 @@ namespace {
 
 guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
 {
-    m->set_report(rep);
+    const stored_report compact(rep);
+    m->set_report(compact);
     auto l = std::make_shared<lock_state>();
     l->mutex = m;
-    l->set_report(rep);
+    l->set_report(compact);
     return access::make<guard>(std::move(l));
 }
 
@@ -53,8 +54,10 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
 {
     command cmd;
     const std::string channel = release_channel(c.cfg.key_prefix, key, c.in_cluster);
-    resp::append_command(cmd.payload, {pubsub_for(c.in_cluster).publish, channel, value});
-    cmd.slot = key_slot(channel);  // SPUBLISH goes to the channel's master on a cluster
+    const std::string_view publish = pubsub_for(c.in_cluster).publish;
+    resp::append_command(cmd.payload, {publish, channel, value});
+    // SPUBLISH goes to the channel's master on a cluster.
+    cmd.key_at = static_cast<std::uint32_t>(resp::first_argument_at(3, publish));
     broadcast(c.connections, std::move(cmd));
 }
 
@@ -412,11 +415,13 @@ guard_result acquisition::grant()
     l->until = until_;
     l->extended_at = start_;
     l->owns = true;
-    l->set_report(rep_);
+    // The guard and the mutex keep the same report: compacted once.
+    const stored_report compact(rep_);
+    l->set_report(compact);
     if (o_.auto_extend) {
         start_watch(l);
     }
-    m_->set_report(rep_);
+    m_->set_report(compact);
     if (!fair()) {
         c_.waiters->granted(m_->keys, start_);
     }
@@ -517,7 +522,7 @@ acquire_fsm::action acquisition::handed_over()
         if (h.handed_by()[i]) {
             outcomes[i].status = node_status::ok;
         } else {
-            outcomes[i].detail = "not asked: a quorum of the other nodes handed the lock over";
+            outcomes[i].code = node_errc::decided_by_quorum;  // the others handed it over
         }
     }
     rep_ = make_report(std::move(outcomes), fsm_.attempt_number());

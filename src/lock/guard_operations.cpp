@@ -59,7 +59,8 @@ asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
         co_return void_result{error::not_held};
     }
     note_released(*l);
-    const tally t = co_await run_guard_round(l, handing_off(*l));
+    auto outcomes = co_await run_round(l->mutex->client->connections, handing_off(*l));
+    const tally t = keep_report(*l, std::move(outcomes));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -86,7 +87,8 @@ asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
     if (start >= l->until.load()) {
         co_return void_result{error::expired};
     }
-    const tally t = co_await run_guard_round(l, extend_round(*l, start));
+    auto outcomes = co_await run_round(l->mutex->client->connections, extend_round(*l, start));
+    const tally t = keep_report(*l, std::move(outcomes));
     if (cancelled(cs)) {
         co_return void_result{asio::error::operation_aborted};
     }
@@ -124,7 +126,8 @@ asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
             .rule = stop_rule::outcome_known,
             .quorum = l->mutex->quorum,
             .shuffle = o.shuffle_nodes};
-    const tally t = co_await run_guard_round(l, std::move(r));
+    auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
+    const tally t = keep_report(*l, std::move(outcomes));
     if (cancelled(cs)) {
         co_return bool_result{asio::error::operation_aborted, false};
     }

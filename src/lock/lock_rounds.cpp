@@ -35,7 +35,7 @@ round background_round(const mutex_state& m, std::string_view value, request req
     const options& o = m.opts;
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
-                 .value = std::string(value),
+                 .value = value,
                  .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
                  .rule = rule,
                  .quorum = m.quorum,
@@ -84,12 +84,11 @@ round extend_round(const lock_state& l, clock::time_point start)
                  .shuffle = o.shuffle_nodes};
 }
 
-asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r)
+tally keep_report(lock_state& l, std::vector<node_outcome> outcomes)
 {
-    auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
-    const tally t = count(outcomes, l->mutex->quorum);
-    l->set_report(make_report(std::move(outcomes), 1));
-    co_return t;
+    const tally t = count(outcomes, l.mutex->quorum);
+    l.set_report(make_report(std::move(outcomes), 1));
+    return t;
 }
 
 bool definitely_gone(const tally& t)
@@ -108,7 +107,7 @@ void release_in_background(const std::shared_ptr<lock_state>& l)
         l->mutex->client->strand,
         [](std::shared_ptr<lock_state> l) -> asio::awaitable<void> {
             note_released(*l);
-            co_await run_guard_round(l, handing_off(*l));
+            keep_report(*l, co_await run_round(l->mutex->client->connections, handing_off(*l)));
         }(l),
         [background](const std::exception_ptr&) { background->end(); });
 }

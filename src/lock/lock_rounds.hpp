@@ -44,8 +44,10 @@ round handing_off(const lock_state& l);
 /// Resets the expiry of a held lock's keys, counted from `start`.
 round extend_round(const lock_state& l, clock::time_point start);
 
-/// Runs a round for one of a guard's operations and keeps its report on the guard.
-boost::asio::awaitable<tally> run_guard_round(const std::shared_ptr<lock_state>& l, round r);
+/// Keeps the outcomes of a round of one of a guard's operations as the guard's report, and
+/// counts them towards the lock's quorum. (A plain function rather than a coroutine around
+/// `run_round`: an operation awaits `run_round` itself, which saves a frame.)
+tally keep_report(lock_state& l, std::vector<node_outcome> outcomes);
 
 /// The lock's value is provably gone from a majority: nodes answered that the key is
 /// missing or another's, so no quorum can hold it whatever the silent nodes say.

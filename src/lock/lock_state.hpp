@@ -56,6 +56,7 @@ struct mutex_state
     const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 
     void set_report(const report& r) { last.set(r); }
+    void set_report(stored_report r) { last.set(std::move(r)); }
     report get_report() const { return last.get(*client); }
 
   private:
@@ -73,6 +74,7 @@ struct lock_state
     std::uint64_t fencing_token = 0;
 
     void set_report(const report& r) { last.set(r); }
+    void set_report(stored_report r) { last.set(std::move(r)); }
     report get_report() const { return last.get(*mutex->client); }
 
     // Watching for loss (and, with auto_extend, extending): members below are used on the

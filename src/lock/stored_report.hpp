@@ -20,9 +20,10 @@ class client_impl;
 
 /// A report as guards and mutexes keep it: per node only what varies. The endpoints are the
 /// client's nodes' names (outcomes are in node order), filled in when the report is read; a
-/// detail or a fencing token is kept only for the nodes that have one. An abandoned node's
-/// detail is its code's message (`run_round`), so only the code is kept. A held guard keeps
-/// its last report, so this is most of what a guard costs in memory.
+/// detail or a fencing token is kept only for the nodes that have one. An abandoned node has
+/// only its code (`run_round`); its detail, filled in when the report is read, is the code's
+/// message. A held guard keeps its last report, so this is most of what a guard costs in
+/// memory.
 class stored_report
 {
   public:
@@ -45,7 +46,8 @@ class stored_report
         std::vector<std::pair<std::uint32_t, std::uint64_t>> tokens;
     };
     boost::container::small_vector<compact_outcome, 5> outcomes_;
-    std::unique_ptr<rare> rare_;
+    // Shared by copies (a report kept by both a guard and its mutex), never changed once built.
+    std::shared_ptr<const rare> rare_;
     int attempts_ = 0;
 };
 
@@ -53,9 +55,9 @@ class stored_report
 class shared_report
 {
   public:
-    void set(const report& r)
+    void set(const report& r) { set(stored_report(r)); }
+    void set(stored_report compact)
     {
-        stored_report compact(r);
         std::lock_guard lock(mutex_);
         last_ = std::move(compact);
     }

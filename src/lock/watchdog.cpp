@@ -62,7 +62,8 @@ asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_po
     const options& o = l->mutex->opts;
     tally t;
     try {
-        t = co_await run_guard_round(l, extend_round(*l, now));
+        t = keep_report(*l,
+                        co_await run_round(l->mutex->client->connections, extend_round(*l, now)));
     } catch (...) {
         w->extension_done();
         throw;

@@ -2,6 +2,7 @@
 #include "protocol/key_slot.hpp"
 
 #include <array>
+#include <charconv>
 
 namespace redlock::detail {
 namespace {
@@ -47,6 +48,19 @@ std::string_view hashed_part(std::string_view key) noexcept
 std::uint16_t key_slot(std::string_view key) noexcept
 {
     return static_cast<std::uint16_t>(crc16(hashed_part(key)) % cluster_slots);
+}
+
+std::optional<std::uint16_t> slot_of(const command& cmd) noexcept
+{
+    if (cmd.key_at == 0) {
+        return std::nullopt;
+    }
+    // The key's bulk string, as the command's builder wrote it: "$<length>\r\n<key>\r\n".
+    const std::string_view bulk = std::string_view(cmd.payload).substr(cmd.key_at + 1);
+    std::size_t length = 0;
+    const auto [end, ec] = std::from_chars(bulk.data(), bulk.data() + bulk.size(), length);
+    const auto key_begins = static_cast<std::size_t>(end - bulk.data()) + 2;
+    return key_slot(bulk.substr(key_begins, length));
 }
 
 }  // namespace redlock::detail

@@ -5,7 +5,10 @@
 // tag (the text between the first '{' and the next '}', when that is not empty). Keys that
 // one command or script touches together must share a slot.
 
+#include "engine/request.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace redlock::detail {
@@ -18,5 +21,9 @@ std::string_view hashed_part(std::string_view key) noexcept;
 
 /// The hash slot of `key` (what CLUSTER KEYSLOT answers).
 std::uint16_t key_slot(std::string_view key) noexcept;
+
+/// The hash slot of the keys `cmd` touches (`command::key_at`); none for a command without
+/// keys.
+std::optional<std::uint16_t> slot_of(const command& cmd) noexcept;
 
 }  // namespace redlock::detail

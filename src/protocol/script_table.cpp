@@ -3,6 +3,8 @@
 
 #include "protocol/key_slot.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -598,7 +600,7 @@ const lua_script& script_of(script_id id)
     return all_scripts()[static_cast<std::size_t>(id)];
 }
 
-// EVALSHA sha numkeys keys... args..., with the same request as EVAL for NOSCRIPT.
+// EVALSHA sha numkeys keys... args..., which a connection sends as EVAL when it must.
 command script_command(script_id id, const std::vector<std::string>& keys,
                        std::initializer_list<std::string_view> args,
                        const std::vector<std::string>& more_args)
@@ -606,18 +608,18 @@ command script_command(script_id id, const std::vector<std::string>& keys,
     const lua_script& script = script_of(id);
     assert(!keys.empty() && (!script.keys || *script.keys == keys.size()));
     const std::string numkeys = std::to_string(keys.size());
-    std::vector<std::string_view> tail;
+    // On the stack for the commands of the common locks.
+    boost::container::small_vector<std::string_view, 12> tail;
     tail.reserve(keys.size() + args.size() + more_args.size());
     tail.insert(tail.end(), keys.begin(), keys.end());
     tail.insert(tail.end(), args.begin(), args.end());
     tail.insert(tail.end(), more_args.begin(), more_args.end());
     command c;
-    resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, tail);
-    resp::append_command(c.fallback, "EVAL", script.text, numkeys, tail);
+    resp::append_command(c.payload, "EVALSHA", script.sha, numkeys, {tail.data(), tail.size()});
     c.script = &script;
-    if (!keys.empty()) {
-        c.slot = key_slot(keys.front());
-    }
+    c.script_at = static_cast<std::uint32_t>(resp::length_size(3 + tail.size()));
+    c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(3 + tail.size(), "EVALSHA") +
+                                          resp::bulk_size(script.sha) + resp::bulk_size(numkeys));
     return c;
 }
 

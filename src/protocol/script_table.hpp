@@ -71,8 +71,9 @@ const lua_script& script_of(script_id id);
 /// Every row, `script_of(id)` at index `id`.
 std::span<const lua_script, script_count> all_scripts();
 
-/// EVALSHA sha numkeys keys... args... more_args... of script `id`, with the same request as
-/// EVAL of its text as the fallback (`command`). `keys` must be as many as the script takes
+/// EVALSHA sha numkeys keys... args... more_args... of script `id`, which a connection sends
+/// as EVAL of its text when it must (`append_eval_form`). `keys` must be as many as the script
+/// takes
 /// (`lua_script::keys`), and at least one: the command goes to the keys' hash slot.
 command script_command(script_id id, const std::vector<std::string>& keys,
                        std::initializer_list<std::string_view> args,

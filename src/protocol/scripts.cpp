@@ -90,6 +90,7 @@ std::vector<std::string> fair_keys(const lock_shape& lock)
 std::vector<std::string> announcing(const lock_shape& lock)
 {
     std::vector<std::string> channels;
+    channels.reserve(1 + lock.keys.size());
     channels.emplace_back(pubsub_for(lock.in_cluster).publish);
     for (const std::string& key : lock.keys) {
         channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
@@ -156,7 +157,7 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
-        c.slot = key_slot(lock.keys[0]);
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(6, "SET"));
         return {std::move(c), read_acquire_reply};
     }
     return {script_command(lock.reentrant ? script_id::reentrant_acquire : script_id::plain_acquire,
@@ -170,9 +171,6 @@ void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds time
     const std::string ms =
         std::to_string(std::max<std::chrono::milliseconds::rep>(timeout.count(), 1));
     resp::append_command(cmd.payload, {"WAIT", n, ms});
-    if (!cmd.fallback.empty()) {
-        resp::append_command(cmd.fallback, {"WAIT", n, ms});
-    }
     cmd.replies = 2;
 }
 
@@ -324,7 +322,7 @@ request check_request(lock_shape lock, std::string_view value)
     if (!lock.reentrant && lock.keys.size() == 1) {
         command c;
         resp::append_command(c.payload, {"GET", lock.keys[0]});
-        c.slot = key_slot(lock.keys[0]);
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(2, "GET"));
         return {std::move(c), read_get_reply};
     }
     return {script_command(

@@ -143,7 +143,7 @@ node_status read_fair_acquire_reply(const resp::reply& r, std::string_view value
                                     node_failure& why);
 node_status read_get_reply(const resp::reply& r, std::string_view value, node_failure& why);
 
-/// Appends `WAIT replicas timeout` to `cmd` (and to its fallback), so that the node's reply
+/// Appends `WAIT replicas timeout` to `cmd` (its EVAL form too), so that the node's reply
 /// to it follows the command's own: `cmd.replies` becomes 2. `timeout` of at least 1 ms
 /// (WAIT's 0 would wait forever).
 void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds timeout);

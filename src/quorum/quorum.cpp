@@ -41,7 +41,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
                 const std::vector<std::shared_ptr<node_link>>& nodes)
         : cmd(std::move(r.cmd)),
           read(r.read),
-          value(std::move(r.value)),
+          value(r.value),
           rule(r.rule),
           replies_with_token(r.replies_with_token),
           replicas(r.replicas),
@@ -55,14 +55,18 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     {
         seen.nodes = nodes.size();
         seen.need = r.quorum;
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-            outcomes[i].endpoint = nodes[i]->name();
-        }
     }
 
     void deliver(std::uint32_t i, exec_result r) override
     {
         if (!pending[i]) {
+            return;
+        }
+        if (handed_over) {
+            // The caller has the outcomes: a reply in the background only counts down.
+            pending[i] = 0;
+            --remaining;
+            wake_if_decided();
             return;
         }
         node_outcome& o = outcomes[i];
@@ -101,8 +105,14 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         pending[i] = 0;
         --remaining;
         seen.add(o.status);
-        // The round's coroutine only needs waking once the outcome is decided.
-        if (waiting && decided(seen, rule)) {
+        wake_if_decided();
+    }
+
+    // The round's coroutine (or its background wait) only needs waking once the outcome is
+    // decided; in the background, once every request is answered.
+    void wake_if_decided()
+    {
+        if (waiting && (handed_over ? remaining == 0 : decided(seen, rule))) {
             waiting = false;
             wake.cancel();
         }
@@ -126,30 +136,34 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     // request in flight time out is considered stuck.
     void time_out(std::size_t i, node_link& node)
     {
-        node_outcome& o = outcomes[i];
-        o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-        o.status = node_status::timed_out;
-        set_failure(o, node_errc::timed_out);
+        if (!handed_over) {
+            node_outcome& o = outcomes[i];
+            o.latency =
+                std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+            o.status = node_status::timed_out;
+            set_failure(o, node_errc::timed_out);
+            seen.add(o.status);
+        }
         pending[i] = 0;
         --remaining;
-        seen.add(o.status);
         node.gave_up(*this, static_cast<std::uint32_t>(i), true);
     }
 
-    // The outcomes as the round's caller sees them now: nodes still pending are abandoned,
-    // for `why`.
-    std::vector<node_outcome> outcomes_now(node_errc why) const
+    // Hands the outcomes to the round's caller: nodes still pending are abandoned, for `why`
+    // (their code, without its message: see `run_round`). What still arrives for them only
+    // counts down `remaining`.
+    std::vector<node_outcome> hand_over(node_errc why)
     {
-        std::vector<node_outcome> now = outcomes;
-        for (std::size_t i = 0; i < now.size(); ++i) {
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
             if (pending[i]) {
-                now[i].latency =
+                outcomes[i].latency =
                     std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-                now[i].status = node_status::abandoned;
-                set_failure(now[i], why);
+                outcomes[i].status = node_status::abandoned;
+                outcomes[i].code = why;
             }
         }
-        return now;
+        handed_over = true;
+        return std::move(outcomes);
     }
 
     // Stops waiting for the nodes still pending (their replies are dropped).
@@ -170,7 +184,6 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     {
         background->begin();
         tail_nodes.assign(nodes.begin(), nodes.end());
-        rule = stop_rule::all_answered;
         wait_in_background();
     }
 
@@ -201,7 +214,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
 
     command cmd;
     reply_reader read;
-    std::string value;
+    // Read only until `handed_over` (see `round::value`).
+    std::string_view value;
     stop_rule rule;
     bool replies_with_token;
     int replicas;
@@ -214,6 +228,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     clock::time_point deadline;
     asio::steady_timer wake;
     bool waiting = false;
+    // The caller has the outcomes (`hand_over`).
+    bool handed_over = false;
     // While the round goes on in the background: the nodes its requests went to. Weak: the
     // connections hold the round while its requests are pending, and a cycle would keep both
     // alive when the io_context is destroyed with the round under way.
@@ -299,7 +315,7 @@ asio::awaitable<std::vector<node_outcome>> run_round(
                                   : st->seen.reached() || st->seen.replied() >= st->seen.quorum()
                                       ? node_errc::decided_by_quorum
                                       : node_errc::quorum_impossible;
-            std::vector<node_outcome> now = st->outcomes_now(why);
+            std::vector<node_outcome> now = st->hand_over(why);
             if (st->background) {
                 st->continue_in_background(nodes);
             } else {

@@ -25,9 +25,11 @@ struct round
 {
     /// The command, sent unchanged to every node.
     command cmd{};
-    /// How a reply counts; `value` is the owner value it is compared with.
+    /// How a reply counts; `value` is the owner value it is compared with. Only replies that
+    /// arrive while the round is awaited are read, so `value` must outlive that await (the
+    /// caller's acquisition or lock state holds it), not the requests left in the background.
     reply_reader read = nullptr;
-    std::string value{};
+    std::string_view value{};
     /// Each node's request is given up at this instant.
     clock::time_point deadline{};
     stop_rule rule = stop_rule::quorum_reached;
@@ -55,9 +57,10 @@ struct round
 
 /// Queues `r`'s command on all `nodes` at once and completes as soon as `r.rule` says the
 /// outcome is decided, at `r.deadline`, or when the awaiting coroutine is cancelled.
-/// Outcomes are in `nodes` order; the nodes still pending then are reported as abandoned,
-/// with the reason as their code (`decided_by_quorum`, `quorum_impossible`, `cancelled`,
-/// `in_background`) and its message as their detail (see `stored_report`). Their requests stay in
+/// Outcomes are in `nodes` order, without their endpoints (the node at the same index names
+/// it); the nodes still pending then are reported as abandoned, with the reason as their code
+/// (`decided_by_quorum`, `quorum_impossible`, `cancelled`, `in_background`) and no detail: both
+/// are what a stored report fills in when it is read (see `stored_report`). Their requests stay in
 /// the connections' pipelines either way. Without `r.background` their replies are dropped. With
 /// it, they still count until they arrive or the deadline passes (a timeout still tells the
 /// connection the server may be stuck), tracked by `r.background`: a release must not wait for a

@@ -4,14 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <span>
 #include <string>
 #include <system_error>
 
 namespace redlock::detail::resp {
 
-namespace {
-
-// The bytes a length header ("*3\r\n", "$5\r\n") takes.
 std::size_t length_size(std::size_t n)
 {
     std::size_t digits = 1;
@@ -26,6 +24,8 @@ std::size_t bulk_size(std::string_view arg)
 {
     return length_size(arg.size()) + arg.size() + 2;
 }
+
+namespace {
 
 char* put_length(char* p, char prefix, std::size_t n)
 {
@@ -68,6 +68,18 @@ void write_command(std::string& out, std::size_t count, const Args& each_arg)
 
 }  // namespace
 
+std::size_t first_argument_at(std::size_t count, std::string_view name)
+{
+    return length_size(count) + bulk_size(name);
+}
+
+void append_bulk(std::string& out, std::string_view arg)
+{
+    const std::size_t old = out.size();
+    out.resize(old + bulk_size(arg));
+    put_bulk(out.data() + old, arg);
+}
+
 void append_command(std::string& out, std::initializer_list<std::string_view> args)
 {
     write_command(out, args.size(), [&args](const auto& f) {
@@ -78,7 +90,7 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
 }
 
 void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
-                    const std::vector<std::string_view>& rest)
+                    std::span<const std::string_view> rest)
 {
     write_command(out, 3 + rest.size(), [&](const auto& f) {
         f(a);

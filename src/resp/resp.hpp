@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +29,22 @@ struct reply
     bool is_error() const noexcept { return type == kind::error; }
 };
 
+/// The bytes a length header takes: an array's of `n` elements ("*3\r\n"), or a bulk string's
+/// of `n` bytes.
+std::size_t length_size(std::size_t n);
+/// The bytes `arg` takes as a bulk string, header included.
+std::size_t bulk_size(std::string_view arg);
+/// Appends `arg` as one bulk string (binary-safe).
+void append_bulk(std::string& out, std::string_view arg);
+/// Where the first argument of a command of `count` words named `name` begins in its encoding
+/// (`append_command`): behind the array's header and the name.
+std::size_t first_argument_at(std::size_t count, std::string_view name);
+
 /// Appends one command as a RESP array of bulk strings; arguments are binary-safe.
 void append_command(std::string& out, std::initializer_list<std::string_view> args);
 /// \overload: three leading arguments, then a run of further ones.
 void append_command(std::string& out, std::string_view a, std::string_view b, std::string_view c,
-                    const std::vector<std::string_view>& rest);
+                    std::span<const std::string_view> rest);
 
 /// The protocol a connection speaks: RESP2 until a HELLO 3 switches it to RESP3.
 enum class protocol { resp2, resp3 };

@@ -127,6 +127,18 @@ BOOST_AUTO_TEST_CASE(helper_keys_share_their_lock_keys_slot_and_mixed_slots_are_
                               return e.code() == redlock::error::invalid_argument &&
                                      std::string(e.what()).find("hash tag") != std::string::npos;
                           });
+    // A '}' outside any hash tag leaves no name for a fencing counter in the key's slot: the
+    // lock is refused with fencing (a writer's too), and made without it.
+    const auto invalid = [](const boost::system::system_error& e) {
+        BOOST_TEST_MESSAGE(e.what());
+        return e.code() == redlock::error::invalid_argument;
+    };
+    BOOST_CHECK_EXCEPTION(c.make_mutex("odd}name", {.fencing = true}), boost::system::system_error,
+                          invalid);
+    BOOST_CHECK_EXCEPTION(c.make_rw_mutex("odd}name", {.fencing = true}),
+                          boost::system::system_error, invalid);
+    BOOST_CHECK_NO_THROW(c.make_mutex("odd}name"));
+    BOOST_CHECK_NO_THROW(c.make_rw_mutex("odd}name"));
     auto pair = c.make_multi_mutex({"{order:7}:stock", "{order:7}:payment"}, {.expiry = 10s});
     auto fenced = c.make_mutex("fenced-on-cluster", {.expiry = 10s, .fencing = true});
     auto reentrant = c.make_mutex("reentrant-on-cluster", {.expiry = 10s, .reentrant = true});

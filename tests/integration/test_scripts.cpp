@@ -29,6 +29,14 @@ std::vector<std::string> args_of(const std::string& wire)
     return out;
 }
 
+// The EVAL that a connection sends in place of `c` when it must.
+std::string eval_form(const detail::command& c)
+{
+    std::string out;
+    detail::append_eval_form(out, c);
+    return out;
+}
+
 BOOST_AUTO_TEST_SUITE(scripts)
 
 BOOST_AUTO_TEST_CASE(every_script_is_named_by_the_digest_redis_gives_it)
@@ -80,7 +88,7 @@ std::string contents(std::uint16_t port, const std::string& key, bool reentrant)
 
 std::string run_script(std::uint16_t port, const detail::request& r)
 {
-    return redis_command(port, args_of(r.cmd.fallback));
+    return redis_command(port, args_of(eval_form(r.cmd)));
 }
 
 // Every mix of two keys' states, for both kinds of lock: check, extend and release answer the

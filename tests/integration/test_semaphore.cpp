@@ -289,9 +289,14 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_another_client)
     auto held = holder.make_semaphore("render", 2);
     // Only a wake-up can let the waiter in before its retry delay of 20 s.
     auto waited = waiter.make_semaphore("render", 2, {.tries = 3, .retry_delay = 20s});
+    const std::string channel = "redlock:released:render";
     run(io, [&]() -> asio::awaitable<int> {
         redlock::guard a = co_await held.acquire();
         redlock::guard b = co_await held.acquire();
+        std::vector<long> before;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            before.push_back(scripts_run(nodes[i].port()));
+        }
         bool done = false;
         steady::time_point got{};
         redlock::guard g;
@@ -303,8 +308,18 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_of_another_client)
                 done = true;
             },
             asio::detached);
-        asio::steady_timer t(io, 300ms);
-        co_await t.async_wait(asio::use_awaitable);
+        // The waiter's first attempt was refused on every node and cleaned up (two scripts on
+        // each), and it listens for releases there: it is in its pause of 20 s.
+        BOOST_TEST(co_await settles([&] {
+            for (std::size_t i = 0; i < nodes.size(); ++i) {
+                if (scripts_run(nodes[i].port()) - before[i] < 2 ||
+                    redis_command(nodes[i].port(), {"PUBSUB", "NUMSUB", channel}) !=
+                        channel + " 1") {
+                    return false;
+                }
+            }
+            return true;
+        }));
         BOOST_TEST(!done);
         const auto released = steady::now();
         co_await a.release();

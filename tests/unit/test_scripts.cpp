@@ -43,6 +43,14 @@ std::vector<std::string> args_of(const std::string& wire)
     return out;
 }
 
+// The EVAL that a connection sends in place of `c` when it must.
+std::string eval_form(const command& c)
+{
+    std::string out;
+    append_eval_form(out, c);
+    return out;
+}
+
 bool is_lower_hex_sha(const std::string& s)
 {
     return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -125,9 +133,9 @@ BOOST_AUTO_TEST_CASE(a_script_command_is_evalsha_with_the_same_eval_as_fallback)
     std::vector<std::string> eval{"EVAL", std::string(release.text)};
     eval.insert(eval.end(), tail.begin(), tail.end());
     BOOST_TEST(args_of(c.payload) == evalsha, boost::test_tools::per_element());
-    BOOST_TEST(args_of(c.fallback) == eval, boost::test_tools::per_element());
+    BOOST_TEST(args_of(eval_form(c)) == eval, boost::test_tools::per_element());
     BOOST_TEST(c.script == &release);
-    BOOST_TEST((c.slot == key_slot(three_keys[0])));
+    BOOST_TEST((slot_of(c) == key_slot(three_keys[0])));
     BOOST_TEST(c.replies == 1);
 
     const lua_script& inspect = script_of(script_id::inspect);
@@ -139,20 +147,37 @@ BOOST_AUTO_TEST_CASE(a_script_command_is_evalsha_with_the_same_eval_as_fallback)
     BOOST_TEST(one.script == &inspect);
 }
 
+BOOST_AUTO_TEST_CASE(the_eval_form_keeps_what_goes_before_and_after_the_script)
+{
+    const std::vector<std::string> keys{"a", "b"};
+    request req = acquire_request({.keys = keys}, "v", 1000ms);
+    add_replica_wait(req.cmd, 1, 5ms);
+    const std::string eval = eval_form(req.cmd);
+    // As a cluster's router prefixes ASKING.
+    const std::string asking = "*1\r\n" + bulk("ASKING");
+    req.cmd.payload.insert(0, asking);
+    req.cmd.script_at += static_cast<std::uint32_t>(asking.size());
+    BOOST_TEST(eval_form(req.cmd) == asking + eval);
+    BOOST_TEST(eval.starts_with("*7\r\n" + bulk("EVAL") + bulk(req.cmd.script->text) + bulk("2")));
+    BOOST_TEST(eval.ends_with("*3\r\n" + bulk("WAIT") + bulk("1") + bulk("5")));
+}
+
 BOOST_AUTO_TEST_CASE(plain_single_key_acquire_is_set_nx_px)
 {
     request r = acquire_request({one_key, false}, "val", 8000ms);
     BOOST_TEST(r.cmd.payload == "*6\r\n" + bulk("SET") + bulk("lock:a") + bulk("val") + bulk("NX") +
                                     bulk("PX") + bulk("8000"));
-    BOOST_TEST(r.cmd.fallback.empty());
+    BOOST_TEST(r.cmd.script == nullptr);
     BOOST_TEST(r.read == &read_acquire_reply);
+    BOOST_TEST((slot_of(r.cmd) == key_slot("lock:a")));
+    BOOST_TEST(!slot_of(command{}).has_value());  // no key: any master
 }
 
 BOOST_AUTO_TEST_CASE(plain_single_key_check_is_get)
 {
     request r = check_request({one_key, false}, "val");
     BOOST_TEST(r.cmd.payload == "*2\r\n" + bulk("GET") + bulk("lock:a"));
-    BOOST_TEST(r.cmd.fallback.empty());
+    BOOST_TEST(r.cmd.script == nullptr);
     BOOST_TEST(r.read == &read_get_reply);
 }
 
@@ -178,7 +203,7 @@ void check_script_request(const request& r, script_id id, const std::vector<std:
         BOOST_TEST(r.cmd.script == &expected);
         BOOST_TEST((!expected.keys || *expected.keys == keys.size()));
     }
-    auto eval = args_of(r.cmd.fallback);
+    auto eval = args_of(eval_form(r.cmd));
     auto evalsha = args_of(r.cmd.payload);
     BOOST_TEST_REQUIRE(eval.size() == 3 + keys.size() + args.size());
     BOOST_TEST_REQUIRE(evalsha.size() == eval.size());
@@ -277,7 +302,7 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             }
             all.insert(all.end(), counters.begin(), counters.end());
             request acquire = acquire_request({*keys, false, true}, hostile_value, 900ms);
-            auto eval = args_of(acquire.cmd.fallback);
+            auto eval = args_of(eval_form(acquire.cmd));
             BOOST_TEST_REQUIRE(eval.size() == 3 + all.size() + 2);
             BOOST_TEST(eval[2] == std::to_string(all.size()));
             BOOST_TEST(std::equal(all.begin(), all.end(), eval.begin() + 3));
@@ -287,7 +312,7 @@ BOOST_AUTO_TEST_CASE(fenced_acquire_names_a_counter_beside_each_key)
             BOOST_TEST(acquire.cmd.script == &script_of(script_id::fenced_acquire));
 
             request raise = fence_raise_request({*keys, false, true}, 123456789012345ULL);
-            auto r = args_of(raise.cmd.fallback);
+            auto r = args_of(eval_form(raise.cmd));
             BOOST_TEST_REQUIRE(r.size() == 3 + counters.size() + 1);
             BOOST_TEST(std::equal(counters.begin(), counters.end(), r.begin() + 3));
             BOOST_TEST(r.back() == "123456789012345");
@@ -305,18 +330,18 @@ BOOST_AUTO_TEST_CASE(a_key_prefix_goes_before_counters_and_channels)
     BOOST_TEST(keys[1] == "app:{locks}:" + hostile_key);
     const lock_shape shape{keys, false, true, "app:{locks}:"};
 
-    auto acquire = args_of(acquire_request(shape, "v", 900ms).cmd.fallback);
+    auto acquire = args_of(eval_form(acquire_request(shape, "v", 900ms).cmd));
     BOOST_TEST_REQUIRE(acquire.size() == 3u + 4 + 2);
     BOOST_TEST(acquire[3] == "app:{locks}:a");
     BOOST_TEST(acquire[4] == "app:{locks}:" + hostile_key);
     BOOST_TEST(acquire[5] == "app:{locks}:redlock:fence:a");
     BOOST_TEST(acquire[6] == "app:{locks}:redlock:fence:" + hostile_key);
 
-    auto raise = args_of(fence_raise_request(shape, 7).cmd.fallback);
+    auto raise = args_of(eval_form(fence_raise_request(shape, 7).cmd));
     BOOST_TEST_REQUIRE(raise.size() == 3u + 2 + 1);
     BOOST_TEST(raise[3] == "app:{locks}:redlock:fence:a");
 
-    auto release = args_of(release_request(shape, "v", true).cmd.fallback);
+    auto release = args_of(eval_form(release_request(shape, "v", true).cmd));
     BOOST_TEST_REQUIRE(release.size() == 3u + 2 + 4);
     BOOST_TEST(release[3] == "app:{locks}:a");
     BOOST_TEST(release[5] == "v");
@@ -330,15 +355,15 @@ BOOST_AUTO_TEST_CASE(on_a_cluster_releases_go_out_by_sharded_pub_sub_in_the_keys
     const std::vector<std::string> keys{"orders"};
     const lock_shape shape{.keys = keys, .fencing = true, .in_cluster = true};
     const request release = release_request(shape, "v", true);
-    auto args = args_of(release.cmd.fallback);
+    auto args = args_of(eval_form(release.cmd));
     BOOST_TEST_REQUIRE(args.size() == 3u + 1 + 3);
     BOOST_TEST(args[5] == "SPUBLISH");
     BOOST_TEST(args[6] == "redlock:released:{orders}");
-    BOOST_TEST((release.cmd.slot == key_slot("orders")));
-    auto acquire = args_of(acquire_request(shape, "v", 900ms).cmd.fallback);
+    BOOST_TEST((slot_of(release.cmd) == key_slot("orders")));
+    auto acquire = args_of(eval_form(acquire_request(shape, "v", 900ms).cmd));
     BOOST_TEST_REQUIRE(acquire.size() == 3u + 2 + 2);
     BOOST_TEST(acquire[4] == "redlock:fence:{orders}");
-    BOOST_TEST((acquire_request(shape, "v", 900ms).cmd.slot == key_slot("orders")));
+    BOOST_TEST((slot_of(acquire_request(shape, "v", 900ms).cmd) == key_slot("orders")));
 }
 
 BOOST_AUTO_TEST_CASE(release_channels_sit_beside_their_keys)
@@ -450,18 +475,18 @@ BOOST_AUTO_TEST_CASE(a_replica_wait_follows_the_command_and_its_fallback)
     const std::vector<std::string> keys{"a", "b"};
     request req = acquire_request({.keys = keys}, "v", 1000ms);
     const std::string payload = req.cmd.payload;
-    const std::string fallback = req.cmd.fallback;
+    const std::string fallback = eval_form(req.cmd);
     add_replica_wait(req.cmd, 2, 0ms);
     BOOST_TEST(req.cmd.replies == 2);
     // The command unchanged, then WAIT with a timeout of at least 1 ms (0 would never end).
     const std::string wait = "*3\r\n" + bulk("WAIT") + bulk("2") + bulk("1");
     BOOST_TEST(req.cmd.payload == payload + wait);
-    BOOST_TEST(req.cmd.fallback == fallback + wait);
+    BOOST_TEST(eval_form(req.cmd) == fallback + wait);
 
     const std::vector<std::string> one{"k"};
     request set = acquire_request({.keys = one}, "v", 1000ms);
     add_replica_wait(set.cmd, 1, 50ms);
-    BOOST_TEST(set.cmd.fallback.empty());  // SET has no script to fall back from
+    BOOST_TEST(set.cmd.script == nullptr);  // SET has no script to fall back from
     BOOST_TEST(set.cmd.payload.ends_with("*3\r\n" + bulk("WAIT") + bulk("1") + bulk("50")));
 }
 

@@ -78,6 +78,14 @@ std::vector<std::string> args_of(const std::string& wire)
     return out;
 }
 
+// The EVAL that a connection sends in place of `c` when it must.
+std::string eval_form(const command& c)
+{
+    std::string out;
+    append_eval_form(out, c);
+    return out;
+}
+
 resp::reply integer(std::int64_t n)
 {
     return resp::reply{.type = resp::kind::integer, .integer = n, .text = {}, .elements = {}};
@@ -176,17 +184,17 @@ BOOST_AUTO_TEST_CASE(requests_name_both_keys_and_pass_the_permits)
         "owner",
         "700",
         "3"};
-    BOOST_TEST(args_of(acquire.cmd.fallback) == expected, boost::test_tools::per_element());
-    BOOST_TEST((acquire.cmd.slot == key_slot("jobs:gpu")));
+    BOOST_TEST(args_of(eval_form(acquire.cmd)) == expected, boost::test_tools::per_element());
+    BOOST_TEST((slot_of(acquire.cmd) == key_slot("jobs:gpu")));
 
-    const auto release = args_of(release_request(shape, "owner", true).cmd.fallback);
+    const auto release = args_of(eval_form(release_request(shape, "owner", true).cmd));
     BOOST_TEST(release.at(1) == script_of(script_id::semaphore_release).text);
     BOOST_TEST(release.size() == 8u);
     BOOST_TEST(release.at(6) == "PUBLISH");
     BOOST_TEST(release.at(7) == release_channel("", "jobs:gpu"));
 
-    const auto extend = args_of(extend_request(shape, "owner", 900ms, false).cmd.fallback);
-    const auto check = args_of(check_request(shape, "owner").cmd.fallback);
+    const auto extend = args_of(eval_form(extend_request(shape, "owner", 900ms, false).cmd));
+    const auto check = args_of(eval_form(check_request(shape, "owner").cmd));
     BOOST_TEST(extend.at(1) == script_of(script_id::semaphore_check_extend).text);
     BOOST_TEST(check.at(1) == extend.at(1));  // a check is the extend without an expiry
     BOOST_TEST(extend.size() == 7u);
@@ -194,7 +202,7 @@ BOOST_AUTO_TEST_CASE(requests_name_both_keys_and_pass_the_permits)
     BOOST_TEST(check.size() == 6u);
     // Expiries are the server's: the scripts read its clock.
     BOOST_TEST(extend.at(1).find("TIME") != std::string::npos);
-    BOOST_TEST(args_of(acquire.cmd.fallback).at(1).find("TIME") != std::string::npos);
+    BOOST_TEST(args_of(eval_form(acquire.cmd)).at(1).find("TIME") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(acquire_replies_grant_refuse_or_name_both_limits)

@@ -688,86 +688,136 @@ lock_kind lock_of(std::optional<lock_kind> chosen, bool fair)
     return lock_kind::fair;
 }
 
-}  // namespace
-
-run_args parse_run_args(int argc, char** argv, int first)
+// What the options choose beyond run_args' own fields, until every option is read.
+struct run_choices
 {
-    run_args a;
     std::vector<std::string> node_lists;
     redlock::tls_settings tls;
     std::optional<std::string> key_prefix;
-    std::optional<lock_kind> chosen;
+    std::optional<lock_kind> kind;
     bool fair = false;
     bool have_key = false;
-    arg_scanner args(argc, argv, first);
-    while (args.more()) {
-        if (args.flag("--help", "-h")) {
-            a.help = true;
-            return a;
-        }
-        if (auto v = args.value_option("--nodes")) {
-            node_lists.push_back(*v);
-        } else if (auto v = args.value_option("--key", "-k")) {
-            if (v->empty()) {
-                throw usage_error("--key must not be empty");
-            }
-            a.key = *v;
-            have_key = true;
-        } else if (auto v = args.value_option("--expiry")) {
-            a.expiry = parse_duration("--expiry", *v);
-            if (a.expiry.count() == 0) {
-                throw usage_error("--expiry must be more than 0");
-            }
-        } else if (auto v = args.value_option("--wait", "-w")) {
-            if (*v == "forever") {
-                a.wait.reset();
-            } else {
-                a.wait = parse_duration("--wait", *v);
-            }
-        } else if (args.flag("--nonblock", "-n")) {
-            a.wait = std::chrono::milliseconds(0);
-        } else if (auto v = args.value_option("--conflict-exit-code", "-E")) {
-            a.conflict_exit_code = parse_exit_code("--conflict-exit-code", *v);
-        } else if (auto v = args.value_option("--signal")) {
-            a.stop_signal = parse_signal("--signal", *v);
-        } else if (auto v = args.value_option("--kill-after")) {
-            a.kill_after = parse_duration("--kill-after", *v);
-        } else if (tls_option(args, tls)) {
-        } else if (key_prefix_option(args, key_prefix)) {
-        } else if (args.flag("--shared", "-s")) {
-            set_kind(chosen, lock_kind::shared);
-        } else if (args.flag("--exclusive", "-x")) {
-            set_kind(chosen, lock_kind::exclusive);
-        } else if (auto v = args.value_option("--permits")) {
-            set_kind(chosen, lock_kind::permit);
-            a.permits = parse_permits(*v);
-        } else if (args.flag("--fair")) {
-            fair = true;
-        } else if (args.flag("--process-group")) {
-            a.process_group = true;
-        } else if (args.flag("--quiet", "-q")) {
-            a.quiet = true;
-        } else if (args.flag("--verbose", "-v")) {
-            a.verbose = true;
-        } else if (args.peek() == "--") {
-            args.take();
-            break;
-        } else if (args.peek().size() > 1 && args.peek().front() == '-') {
-            throw usage_error("unknown option '" + std::string(args.peek()) + "'");
-        } else {
-            break;  // the command
-        }
-    }
-    while (args.more()) {
-        a.command.emplace_back(args.take());
-    }
+};
 
-    a.kind = lock_of(chosen, fair);
-    a.nodes = nodes_from(node_lists);
-    a.nodes.tls = tls;
+// --nodes, --tls-* and --key-prefix: the nodes, and how to reach them.
+bool node_option(arg_scanner& args, run_choices& c)
+{
+    if (auto v = args.value_option("--nodes")) {
+        c.node_lists.push_back(*v);
+        return true;
+    }
+    return tls_option(args, c.tls) || key_prefix_option(args, c.key_prefix);
+}
+
+// --key, -s, -x, --permits and --fair: the lock's name and kind.
+bool lock_option(arg_scanner& args, run_args& a, run_choices& c)
+{
+    if (auto v = args.value_option("--key", "-k")) {
+        if (v->empty()) {
+            throw usage_error("--key must not be empty");
+        }
+        a.key = *v;
+        c.have_key = true;
+    } else if (args.flag("--shared", "-s")) {
+        set_kind(c.kind, lock_kind::shared);
+    } else if (args.flag("--exclusive", "-x")) {
+        set_kind(c.kind, lock_kind::exclusive);
+    } else if (auto p = args.value_option("--permits")) {
+        set_kind(c.kind, lock_kind::permit);
+        a.permits = parse_permits(*p);
+    } else if (args.flag("--fair")) {
+        c.fair = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// --expiry, --wait, -n and -E: how long the lock is held and waited for, and the exit status
+// when another owner holds it.
+bool timing_option(arg_scanner& args, run_args& a)
+{
+    if (auto v = args.value_option("--expiry")) {
+        a.expiry = parse_duration("--expiry", *v);
+        if (a.expiry.count() == 0) {
+            throw usage_error("--expiry must be more than 0");
+        }
+    } else if (auto w = args.value_option("--wait", "-w")) {
+        if (*w == "forever") {
+            a.wait.reset();
+        } else {
+            a.wait = parse_duration("--wait", *w);
+        }
+    } else if (args.flag("--nonblock", "-n")) {
+        a.wait = std::chrono::milliseconds(0);
+    } else if (auto e = args.value_option("--conflict-exit-code", "-E")) {
+        a.conflict_exit_code = parse_exit_code("--conflict-exit-code", *e);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// --signal, --kill-after, --process-group, -q and -v: how the command is stopped, and what
+// the run prints.
+bool command_option(arg_scanner& args, run_args& a)
+{
+    if (auto v = args.value_option("--signal")) {
+        a.stop_signal = parse_signal("--signal", *v);
+    } else if (auto k = args.value_option("--kill-after")) {
+        a.kill_after = parse_duration("--kill-after", *k);
+    } else if (args.flag("--process-group")) {
+        a.process_group = true;
+    } else if (args.flag("--quiet", "-q")) {
+        a.quiet = true;
+    } else if (args.flag("--verbose", "-v")) {
+        a.verbose = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// At the first argument that no option took: consumes "--", or throws usage_error for an
+// unknown option. The command follows.
+void end_options(arg_scanner& args)
+{
+    if (args.peek() == "--") {
+        args.take();
+    } else if (args.peek().size() > 1 && args.peek().front() == '-') {
+        throw usage_error("unknown option '" + std::string(args.peek()) + "'");
+    }
+}
+
+// The library's check of the expiry and the wait, its message naming the options instead of
+// the fields.
+void check_lock_options(const run_args& a)
+{
+    redlock::options opts;
+    opts.expiry = a.expiry;
+    opts.wait = a.wait;
+    std::string problem = redlock::validate(opts, a.key);
+    if (problem.empty()) {
+        return;
+    }
+    for (auto [field, option] :
+         {std::pair{"options.expiry", "--expiry"}, std::pair{"options.wait", "--wait"}}) {
+        if (auto pos = problem.find(field); pos != std::string::npos) {
+            problem.replace(pos, std::string_view(field).size(), option);
+        }
+    }
+    throw usage_error(problem);
+}
+
+// Completes `a` from the choices, and checks what only the whole command line can tell.
+void finish_run_args(run_args& a, const run_choices& c)
+{
+    a.kind = lock_of(c.kind, c.fair);
+    a.nodes = nodes_from(c.node_lists);
+    a.nodes.tls = c.tls;
     check_tls(a.nodes);
-    apply_key_prefix(a.nodes, key_prefix);
-    if (!have_key) {
+    apply_key_prefix(a.nodes, c.key_prefix);
+    if (!c.have_key) {
         throw usage_error("--key is required: the name of the lock");
     }
     if (a.command.empty()) {
@@ -776,19 +826,31 @@ run_args parse_run_args(int argc, char** argv, int first)
     if (a.quiet && a.verbose) {
         throw usage_error("--quiet and --verbose exclude each other");
     }
-    redlock::options opts;
-    opts.expiry = a.expiry;
-    opts.wait = a.wait;
-    if (std::string problem = redlock::validate(opts, a.key); !problem.empty()) {
-        // The library names its fields; name the options instead.
-        for (auto [field, option] :
-             {std::pair{"options.expiry", "--expiry"}, std::pair{"options.wait", "--wait"}}) {
-            if (auto pos = problem.find(field); pos != std::string::npos) {
-                problem.replace(pos, std::string_view(field).size(), option);
-            }
+    check_lock_options(a);
+}
+
+}  // namespace
+
+run_args parse_run_args(int argc, char** argv, int first)
+{
+    run_args a;
+    run_choices c;
+    arg_scanner args(argc, argv, first);
+    while (args.more()) {
+        if (args.flag("--help", "-h")) {
+            a.help = true;
+            return a;
         }
-        throw usage_error(problem);
+        if (!node_option(args, c) && !lock_option(args, a, c) && !timing_option(args, a) &&
+            !command_option(args, a)) {
+            end_options(args);
+            break;
+        }
     }
+    while (args.more()) {
+        a.command.emplace_back(args.take());
+    }
+    finish_run_args(a, c);
     return a;
 }
 

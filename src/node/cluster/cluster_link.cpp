@@ -133,14 +133,15 @@ void cluster_link::route(const std::shared_ptr<routed>& r)
     // A request given up on still goes to its master, as on a connection: a round that
     // stopped early at a quorum still sets the key here, and a clean-up still deletes it.
     if (map_known_) {
-        if (!r->cmd->slot) {
+        const std::optional<std::uint16_t> slot = slot_of(*r->cmd);
+        if (!slot) {
             // A command without keys: any master may run it.
             const auto any = std::find_if(slot_owner_.begin(), slot_owner_.end(),
                                           [](std::uint16_t owner) { return owner != 0; });
             send(r, *any - 1u);  // a known map has a master
             return;
         }
-        if (const std::uint16_t owner = slot_owner_[*r->cmd->slot]; owner != 0) {
+        if (const std::uint16_t owner = slot_owner_[*slot]; owner != 0) {
             send(r, owner - 1);
             return;
         }
@@ -187,9 +188,9 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
                     if (!r->with_asking) {
                         r->with_asking = std::make_unique<command>(*r->cmd);
                         r->with_asking->payload.insert(0, asking_prefix());
-                        if (!r->with_asking->fallback.empty()) {
-                            r->with_asking->fallback.insert(0, asking_prefix());
-                        }
+                        const auto shift = static_cast<std::uint32_t>(asking_prefix().size());
+                        r->with_asking->script_at += shift;
+                        r->with_asking->key_at += r->cmd->key_at != 0 ? shift : 0;
                         r->with_asking->replies = static_cast<std::uint8_t>(r->cmd->replies + 1);
                         r->with_asking->own_reply = 1;
                     }
@@ -296,13 +297,13 @@ asio::awaitable<void> cluster_link::learn_map()
             auto ready = std::move(waiting_);
             waiting_.clear();
             for (auto& r : ready) {
-                if (!map_known_ || (r->cmd->slot && slot_owner_[*r->cmd->slot] == 0)) {
+                const std::optional<std::uint16_t> slot = slot_of(*r->cmd);
+                if (!map_known_ || (slot && slot_owner_[*slot] == 0)) {
                     live_.erase({r->owner.get(), r->index});
                     if (!r->given_up(0)) {
-                        fail(*r,
-                             node_failure{node_errc::cluster_down,
-                                          "slot " + std::to_string(*r->cmd->slot) + " of " + name_ +
-                                              " has no master (CLUSTER SLOTS leaves it out)"});
+                        fail(*r, node_failure{node_errc::cluster_down,
+                                              "slot " + std::to_string(*slot) + " of " + name_ +
+                                                  " has no master (CLUSTER SLOTS leaves it out)"});
                     }
                     continue;
                 }

@@ -24,8 +24,8 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
 
     const std::string& name() const noexcept override { return name_; }
 
-    /// Sends `cmd` to the master of `cmd.slot` (any master when it has none). Until the slot
-    /// map is known, or while a slot has no master in it, the request waits for the map to be
+    /// Sends `cmd` to the master of its slot (`slot_of`; any master when it has none). Until the
+    /// slot map is known, or while a slot has no master in it, the request waits for the map to be
     /// learned; it fails if that fails.
     void submit(std::shared_ptr<request_owner> owner, std::uint32_t index,
                 const command& cmd) override;
