@@ -372,8 +372,9 @@ return p
 // which re-adds an entry the node lost or never had), pushes its expiry ARGV[3] ms ahead and
 // raises the counter to the ticket; then sets the lock key (PX ARGV[2]) if it is free and the
 // caller is the head, or if it already holds the caller's value (a release handed it over
-// before this attempt arrived). With an empty ticket (try_acquire) the caller has no entry and
-// the key is set only if nobody is queued. ARGV[5] is the client's channel tag. Answers 1 (or,
+// before this attempt arrived); a key of another kind (a read-write lock's hash, a semaphore's
+// set) is held. With an empty ticket (try_acquire) the caller has no entry and the key is set
+// only if nobody is queued. ARGV[5] is the client's channel tag. Answers 1 (or,
 // with a fencing counter KEYS[6], the token), -1 when the key is held, -2 when another waiter
 // goes first. A commit that changed the queue may have unblocked a head that waits with the
 // key free: it is told (ARGV[6] the publish command, ARGV[7] the channel, the message 'n:' and
@@ -392,9 +393,11 @@ if ARGV[4] ~= '' then
   local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
   for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
 end
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return -1 end
-if not holder then
+local held = redis.call('EXISTS', KEYS[1]) == 1
+if held and (redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1]) then
+  return -1
+end
+if not held then
   local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   local state = head and redis.call('HGET', KEYS[4], head)
   if head and (head ~= ARGV[1] or not committed(state)) then
