@@ -409,15 +409,18 @@ void run_fair(const run_settings& rs, int workers, milliseconds hold)
     const double unfair_share = least_share(per_worker(unfair_in, workers), unfair_in.size());
     const std::int64_t passed = overtakings(in);
     const std::int64_t unfair_passed = overtakings(unfair_in);
+    const double held_us = mean_hold_us(in);
+    const double ceiling = held_us > 0 ? 1e6 / held_us : 0.0;
     say(
         strf("fair %d workers, a client each, hold %lld ms: %s acquisitions/s = %.2f of the "
-             "unfair lock's %s/s; least worker's share of the mean %.2f (unfair %.2f); "
-             "overtakings %lld in %zu acquisitions (unfair %lld in %zu); errors %lld; "
-             "violations %lld",
+             "hold's ceiling %s/s (1 / mean hold %.0f us), %.2f of the unfair lock's %s/s; least "
+             "worker's share of the mean %.2f (unfair %.2f); overtakings %lld in %zu "
+             "acquisitions (unfair %lld in %zu); errors %lld; violations %lld",
              workers, static_cast<long long>(hold.count()), grouped(rate).c_str(),
-             ratio(rate, unfair_rate), grouped(unfair_rate).c_str(), share, unfair_share,
-             static_cast<long long>(passed), in.size(), static_cast<long long>(unfair_passed),
-             unfair_in.size(), static_cast<long long>(fair.errors + unfair.errors),
+             ratio(rate, ceiling), grouped(ceiling).c_str(), held_us, ratio(rate, unfair_rate),
+             grouped(unfair_rate).c_str(), share, unfair_share, static_cast<long long>(passed),
+             in.size(), static_cast<long long>(unfair_passed), unfair_in.size(),
+             static_cast<long long>(fair.errors + unfair.errors),
              static_cast<long long>(fair.violations + unfair.violations)));
     check(unfair, "fair (the unfair lock)");
     check(fair, "fair");
@@ -432,6 +435,8 @@ void run_fair(const run_settings& rs, int workers, milliseconds hold)
                .add("acquisitions_per_s", rate)
                .add("unfair_acquisitions_per_s", unfair_rate)
                .add("vs_unfair", ratio(rate, unfair_rate))
+               .add("hold_ceiling_per_s", ceiling)
+               .add("vs_hold_ceiling", ratio(rate, ceiling))
                .add("per_worker", counts)
                .add("per_worker_min_vs_mean", share)
                .add("unfair_per_worker_min_vs_mean", unfair_share)

@@ -55,6 +55,7 @@ struct arguments
     int hold_ms = 1;
     std::vector<std::string> retries = {"default", "fast"};
     std::vector<std::string> clients = {"shared", "separate", "processes"};
+    std::vector<std::string> contended_locks = {"plain"};
     std::vector<int> depths = {1, 16};
     std::vector<int> raw_connections = {1, 8};
     std::vector<std::string> nodes;
@@ -95,6 +96,8 @@ struct arguments
         "  --clients LIST       shared (one client), separate (a client per worker in this\n"
         "                       process), processes (a process per worker, forked); default\n"
         "                       all three. --processes = --clients processes\n"
+        "  --contended-lock LIST  plain (default), fair (options::fair: the queue on the\n"
+        "                       nodes, and a release that hands the key to its head)\n"
         " degraded-contended (contended, a process per worker, all up then one node stopped):\n"
         "  --workers, --hold-ms as for contended; --stopped-node as for degraded\n"
         " held:\n"
@@ -234,6 +237,8 @@ arguments parse(int argc, char** argv)
             a.retries = one_of(flag, value, {"default", "fast"});
         } else if (flag == "--clients") {
             a.clients = one_of(flag, value, {"shared", "separate", "processes"});
+        } else if (flag == "--contended-lock") {
+            a.contended_locks = one_of(flag, value, {"plain", "fair"});
         } else if (flag == "--depths") {
             a.depths = ints(1, 4096);
             for (int d : a.depths) {
@@ -391,15 +396,17 @@ int main(int argc, char** argv)
             }
         }
         if (a.scenarios.count("contended")) {
-            for (const auto& r : a.retries) {
-                for (const auto& c : a.clients) {
-                    const auto kind =
-                        r == "fast" ? bench::retry_kind::fast : bench::retry_kind::library_default;
-                    const auto who = c == "separate"    ? bench::contenders::separate_clients
-                                     : c == "processes" ? bench::contenders::processes
-                                                        : bench::contenders::shared_client;
-                    bench::run_contended(rs, a.workers, std::chrono::milliseconds(a.hold_ms), kind,
-                                         who, bound);
+            for (const auto& lock : a.contended_locks) {
+                for (const auto& r : a.retries) {
+                    for (const auto& c : a.clients) {
+                        const auto kind = r == "fast" ? bench::retry_kind::fast
+                                                      : bench::retry_kind::library_default;
+                        const auto who = c == "separate"    ? bench::contenders::separate_clients
+                                         : c == "processes" ? bench::contenders::processes
+                                                            : bench::contenders::shared_client;
+                        bench::run_contended(rs, a.workers, std::chrono::milliseconds(a.hold_ms),
+                                             kind, who, bound, {}, lock == "fair");
+                    }
                 }
             }
         }

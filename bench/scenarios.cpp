@@ -754,7 +754,7 @@ std::string_view to_string(contenders c)
 
 contended_outcome run_contended(const run_settings& rs, int workers, milliseconds hold,
                                 retry_kind retry, contenders who, const server_bound& bound,
-                                std::optional<std::size_t> stopped_node)
+                                std::optional<std::size_t> stopped_node, bool fair)
 {
     // Stopped for the whole run, warm-up included, and continued when this function ends.
     std::optional<stopped_process> silenced;
@@ -763,6 +763,7 @@ contended_outcome run_contended(const run_settings& rs, int workers, millisecond
     }
     redlock::options opts;
     opts.tries = 1'000'000;  // a worker waits as long as it takes; the run's end stops it
+    opts.fair = fair;
     std::string retry_name = "random 50-250 ms (library default)";
     if (retry == retry_kind::fast) {
         opts.retry_delay = [](int) {
@@ -773,7 +774,7 @@ contended_outcome run_contended(const run_settings& rs, int workers, millisecond
     }
     const std::string retry_tag = retry == retry_kind::fast ? "fast" : "default";
     const std::string key = rs.key_prefix + ":c:" + retry_tag + ":" + std::string(to_string(who)) +
-                            (stopped_node ? ":d" : "");
+                            (stopped_node ? ":d" : "") + (fair ? ":fair" : "");
     const char* who_text = who == contenders::shared_client      ? "one shared client"
                            : who == contenders::separate_clients ? "a client per worker"
                                                                  : "a process per worker";
@@ -851,13 +852,14 @@ contended_outcome run_contended(const run_settings& rs, int workers, millisecond
     const double longest_run_ms =
         std::chrono::duration<double, std::milli>(longest_run_time).count();
     say(
-        strf("contended %d workers%s, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
+        strf("contended %d workers%s%s, hold %lld ms, retry %s, %s: %s acquisitions/s (%s of the "
              "hold's ceiling %s/s), %.1f handoffs/s; gap after release done mean %.0f us p50 %.0f "
              "us (after release start: mean %.0f p50 %.0f us = %s node round trips), at handoffs "
              "p50 %.0f us (after release start %.0f us = %s quorum rounds, %s after idle); per "
              "worker min %lld max %lld (min / mean %s), longest run by one worker %lld "
              "acquisitions in %.1f ms; acquire errors %lld; mutual-exclusion violations %lld",
-             workers, stopped_node ? strf(", node %zu stopped", *stopped_node).c_str() : "",
+             workers, fair ? ", fair lock" : "",
+             stopped_node ? strf(", node %zu stopped", *stopped_node).c_str() : "",
              static_cast<long long>(hold.count()), retry_name.c_str(), who_text,
              grouped(rate).c_str(), ratio_text(ratio(rate, ceiling)).c_str(),
              grouped(ceiling).c_str(), handoff_rate, gap_done.mean_us(), gap_done.percentile_us(50),
@@ -892,6 +894,7 @@ contended_outcome run_contended(const run_settings& rs, int workers, millisecond
                .add("retry", retry_tag)
                .add("retry_delay", retry_name)
                .add("clients", to_string(who))
+               .add("fair", fair)
                .add("nodes", rs.urls.size())
                .add("duration_s", secs)
                .add("acquisitions", acquisitions)

@@ -86,10 +86,11 @@ struct contended_outcome
 };
 
 /// (b) `workers` workers competing for one key, each holding it for `hold`, as `who` says;
-/// with `stopped_node`, that server is stopped (SIGSTOP) for the run.
+/// with `stopped_node`, that server is stopped (SIGSTOP) for the run; with `fair`, on a fair
+/// mutex (options::fair).
 contended_outcome run_contended(const run_settings& rs, int workers, std::chrono::milliseconds hold,
                                 retry_kind retry, contenders who, const server_bound& bound,
-                                std::optional<std::size_t> stopped_node = {});
+                                std::optional<std::size_t> stopped_node = {}, bool fair = false);
 
 /// (g) (b) with a process per worker and the library's retry delay, twice: with every node up,
 /// then with `stopped_node` stopped. A stopped node of five leaves a quorum; how much of its

@@ -66,12 +66,14 @@ client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config
       background(std::make_shared<background_work>(strand))
 {
     const connection_settings settings = make_connection_settings(cfg);
-    const auto wake_waiters = [w = waiters](std::string_view key, std::string_view value) {
-        w->released(key, value);
-    };
     in_cluster = std::any_of(cfg.nodes.begin(), cfg.nodes.end(),
                              [](const node& n) { return !n.cluster_seeds.empty(); });
+    channel_tag = random_channel_tag();
     for (const node& n : cfg.nodes) {
+        const auto wake_waiters = [w = waiters, index = connections.size()](
+                                      std::string_view key, std::string_view value) {
+            w->released(key, value, index);
+        };
         connections.push_back(make_link(strand, n, settings));
         if (auto cluster = std::dynamic_pointer_cast<cluster_link>(connections.back())) {
             subscribers.push_back(std::make_shared<shard_subscribers>(

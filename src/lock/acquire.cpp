@@ -71,7 +71,12 @@ class line_place
     /// wakes; empty for any other. `kind`: the lock's, which says what a release may let in.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
                std::string_view turn_value, lock_kind kind)
-        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause, wake_rule_of(kind))
+        : client_(c),
+          keys_(keys),
+          turn_value_(turn_value),
+          // A fair waiter's messages come on its client's own channel.
+          channel_suffix_(turn_value.empty() ? std::string() : fair_channel_suffix(c.channel_tag)),
+          waiter_(pause, wake_rule_of(kind))
     {
     }
     line_place(const line_place&) = delete;
@@ -92,6 +97,7 @@ class line_place
     client_impl& client_;
     const std::vector<std::string>& keys_;
     std::string_view turn_value_;
+    std::string channel_suffix_;
     waiter waiter_;
     bool joined_ = false;
 };
@@ -104,7 +110,7 @@ void line_place::join()
     for (const std::string& key : keys_) {
         client_.waiters->enter(key, waiter_, turn_value_);
         for (const auto& s : client_.subscribers) {
-            s->watch(key);
+            s->watch(key, channel_suffix_);
         }
     }
 }
@@ -123,7 +129,7 @@ line_place::~line_place()
             waiter_.held_writes.end();  // the message goes in the held write
         }
         for (const auto& s : client_.subscribers) {
-            s->unwatch(key);
+            s->unwatch(key, channel_suffix_);
         }
     }
 }
@@ -144,11 +150,6 @@ std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 // attempt on the same connection, so it undoes the attempt's own increment.
 round clean_up_round(const mutex_state& m, std::string_view value, const report& attempt)
 {
-    if (m.kind == lock_kind::fair) {
-        // The attempt's entry keeps its place in the queue for the next attempt.
-        return background_round(m, value, fair_release_request(m.shape(), value, false, false),
-                                stop_rule::quorum_replied);
-    }
     round r = release_round(m, value, true, stop_rule::quorum_replied);
     if (m.opts.reentrant) {
         r.skip.resize(attempt.nodes.size());
@@ -208,7 +209,7 @@ class acquisition
     // answering it follows the attempt's request on the same socket (connection::gave_up).
     // Done once a quorum replied: those nodes no longer hold the value; the others' deletes
     // go on in the background, even if the caller cancels meanwhile.
-    round clean_up_round() const { return detail::clean_up_round(*m_, value_, rep_); }
+    round clean_up_round();
     acquire_fsm::action cleaned_up();
     // What an acquire that gives up leaves behind goes, and the next waiter is told: a fair
     // acquire's queue entry (with the key, where its attempt set it), a writer's intent where
@@ -224,6 +225,7 @@ class acquisition
     // A writer's attempts may have left its intent on nodes where readers refused it.
     bool intent_left() const { return intent_left_; }
     asio::awaitable<acquire_fsm::action> turn_wait(std::chrono::milliseconds delay);
+    acquire_fsm::action handed_over();
     guard_result failed(error_code ec) const { return {ec, failed_guard(m_, rep_)}; }
 
   private:
@@ -233,6 +235,9 @@ class acquisition
     // now.
     std::chrono::milliseconds intent_for_attempt();
     bool fair() const { return m_->kind == lock_kind::fair; }
+    // Whether a release may hand the key to this fair waiter: not when its holder needs a
+    // fencing token, nor when the nodes' replicas must acknowledge the key.
+    bool takes_hand_offs() const { return ticket_ && !o_.fencing && o_.wait_for_replicas == 0; }
     // From the action on which the machine says so, a release may wake this acquire.
     acquire_fsm::action follow(acquire_fsm::action act);
 
@@ -298,7 +303,8 @@ acquire_fsm::action acquisition::start()
 // Phase 1 of the ticket: a proposal from every node; with one node it is the ticket.
 round acquisition::join_round() const
 {
-    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1);
+    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1,
+                                    c_.channel_tag);
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
                  .value = value_,
@@ -322,12 +328,13 @@ acquire_fsm::action acquisition::joined(std::vector<node_outcome> outcomes)
 
 round acquisition::attempt_round()
 {
+    place_.self().hand_offs.stop();  // an attempt's entry is not handed the key
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
     // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
-    request req =
-        fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl, ticket_)
-               : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
+    request req = fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl,
+                                                ticket_, c_.channel_tag)
+                         : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -421,6 +428,24 @@ guard_result acquisition::grant()
     return {error_code{}, access::make<guard>(std::move(l))};
 }
 
+round acquisition::clean_up_round()
+{
+    if (!fair()) {
+        return detail::clean_up_round(*m_, value_, rep_);
+    }
+    // The attempt's entry keeps its place in the queue for the next attempt, and from here
+    // until that attempt a release may hand it the key (docs/safety.md).
+    std::optional<std::uint64_t> stamp;
+    if (takes_hand_offs()) {
+        stamp = static_cast<std::uint64_t>(fsm_.attempt_number());
+        place_.self().hand_offs.expect(*stamp, clock::now(), nodes().size(), m_->quorum);
+    }
+    return background_round(
+        *m_, value_,
+        fair_clean_up_request(m_->shape(), value_, stamp, timing_.entry_ttl, c_.channel_tag),
+        stop_rule::quorum_replied);
+}
+
 acquire_fsm::action acquisition::cleaned_up()
 {
     c_.waiters->attempt_failed(m_->keys);
@@ -476,7 +501,32 @@ asio::awaitable<acquire_fsm::action> acquisition::turn_wait(std::chrono::millise
         co_await pause_.async_wait(asio::as_tuple(use_awaitable));
         w.on(waiter_event::pause_ends);
     }
+    if (w.hand_offs.reached()) {
+        co_return handed_over();
+    }
     co_return follow(fsm_.paused(cancelled()));
+}
+
+// A quorum of nodes handed this waiter the key since its last clean-up. Each set the key for
+// what was left of the entry's life, which that clean-up had made the entry's full life on
+// its arrival, so the key lasts on each of them at least the entry's life from the
+// clean-up's sending: the validity counts from there, as an attempt's from its start.
+acquire_fsm::action acquisition::handed_over()
+{
+    const hand_off_tally& h = place_.self().hand_offs;
+    start_ = h.sent_at();
+    until_ = valid_until(start_, timing_.entry_ttl, o_.drift_factor);
+    token_ = 0;
+    std::vector<node_outcome> outcomes(nodes().size());
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        if (h.handed_by()[i]) {
+            outcomes[i].status = node_status::ok;
+        } else {
+            outcomes[i].code = node_errc::decided_by_quorum;  // the others handed it over
+        }
+    }
+    rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
+    return follow(fsm_.handed_over(clock::now() < until_, cancelled()));
 }
 
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)

@@ -153,6 +153,15 @@ acquire_fsm::action acquire_fsm::delay_failed()
     return finish(error::invalid_argument);
 }
 
+acquire_fsm::action acquire_fsm::handed_over(bool valid, bool cancelled)
+{
+    if (!cancelled && valid) {
+        return action{.step = acquire_step::grant};
+    }
+    // Cancelled, it leaves the queue, which deletes the keys handed to it.
+    return paused(cancelled);
+}
+
 acquire_fsm::action acquire_fsm::paused(bool cancelled)
 {
     if (cancelled) {

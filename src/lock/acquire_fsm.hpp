@@ -117,6 +117,10 @@ class acquire_fsm
     action delay_failed();
     /// The pause ended (its time, or a release).
     action paused(bool cancelled);
+    /// A fair waiter's pause ended because a quorum of nodes handed it the key (never for a
+    /// fenced acquire): it holds the lock if `valid`, validity being left; otherwise it
+    /// attempts, which keeps the keys handed to it.
+    action handed_over(bool valid, bool cancelled);
     /// The fair acquire's leave completed: it completes with the error that made it leave.
     action left() const { return complete(last_); }
 

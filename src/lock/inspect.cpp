@@ -168,6 +168,13 @@ void read_semaphore(const resp::reply& r, key_state& s)
 // A fair lock's queue: the server's time `now`, then four elements per entry in the queue's
 // order (value, ticket, state, expiry). An entry past its expiry, or without one (the node
 // dropped it), is left out. False when `queue` is something else.
+// An entry's state: 'p' pending, 'c' committed, or 'c' and the stamp that lets a release hand
+// it the key.
+bool committed_state(std::string_view state)
+{
+    return !state.empty() && state.front() == 'c';
+}
+
 bool read_queue(const resp::reply& now_reply, const resp::reply& queue, key_state& s)
 {
     const auto now = whole_number(now_reply);
@@ -183,7 +190,8 @@ bool read_queue(const resp::reply& now_reply, const resp::reply& queue, key_stat
         }
         const auto expiry = whole_number(e[i + 3]);
         if (expiry && *expiry > *now) {
-            waiters.push_back({e[i].text, static_cast<std::uint64_t>(*ticket), e[i + 2].text == "c",
+            waiters.push_back({e[i].text, static_cast<std::uint64_t>(*ticket),
+                               committed_state(e[i + 2].text),
                                std::chrono::milliseconds(*expiry - *now)});
         }
     }

@@ -93,14 +93,28 @@ class random_block
     unsigned generation_ = 0;
 };
 
+thread_local random_block random_bytes;
+
 }  // namespace
 
 std::string random_owner_value()
 {
-    thread_local random_block block;
     std::array<unsigned char, 16> bytes{};
-    block.take(bytes);
+    random_bytes.take(bytes);
     return base64_encode(bytes);
+}
+
+std::string random_channel_tag()
+{
+    static constexpr char digits[] = "0123456789abcdef";
+    std::array<unsigned char, 4> bytes{};
+    random_bytes.take(bytes);
+    std::string tag;
+    for (unsigned char b : bytes) {
+        tag += digits[b >> 4];
+        tag += digits[b & 0xf];
+    }
+    return tag;
 }
 
 }  // namespace redlock::detail

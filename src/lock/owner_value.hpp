@@ -16,4 +16,7 @@ std::string base64_encode(std::span<const unsigned char> bytes);
 /// the OS has no entropy to give.
 std::string random_owner_value();
 
+/// 8 random hex digits, from the same source: a client's channel tag (client_impl.hpp).
+std::string random_channel_tag();
+
 }  // namespace redlock::detail

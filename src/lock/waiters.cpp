@@ -148,23 +148,32 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
     return w;
 }
 
-waiter* waiter_queue::released(std::string_view key, std::string_view value)
+waiter* waiter_queue::tell_turn(waiter& w, const fair_message& m, std::size_t node)
+{
+    if (m.hand_off_stamp && !w.hand_offs.heard(node, *m.hand_off_stamp)) {
+        return nullptr;  // short of a quorum yet, or a hand-off that its clean-up undid
+    }
+    // Told by each node, some of them late: a waiter already woken or attempting only notes it.
+    const bool waiting = w.state() == waiter_state::queued;
+    w.on(waiter_event::named_head);
+    if (waiting) {
+        w.pause().cancel();
+    }
+    return &w;
+}
+
+waiter* waiter_queue::released(std::string_view key, std::string_view value, std::size_t node)
 {
     auto it = lines_.find(key);
     if (it == lines_.end()) {
         return nullptr;
     }
     line& l = it->second;
-    for (const turn& t : l.turns) {
-        if (t.value == value) {
-            // Told by each node, some of them late: a waiter already woken or attempting
-            // only notes it.
-            const bool waiting = t.w->state() == waiter_state::queued;
-            t.w->on(waiter_event::named_head);
-            if (waiting) {
-                t.w->pause().cancel();
+    if (const auto m = l.turns.empty() ? std::nullopt : read_fair_message(value)) {
+        for (const turn& t : l.turns) {
+            if (t.value == m->value) {
+                return tell_turn(*t.w, *m, node);
             }
-            return t.w;
         }
     }
     if (l.was_answered(value)) {

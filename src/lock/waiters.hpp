@@ -7,8 +7,10 @@
 // contender per key at a time, and its waiters take the lock in turn); for readers all of
 // them; for a semaphore one per permit released.
 
+#include "lock/hand_off_tally.hpp"
 #include "lock/waiter_state.hpp"
 #include "lock/wake_rule.hpp"
+#include "protocol/fair_message.hpp"
 #include "quorum/write_hold.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -52,6 +54,8 @@ class waiter
     /// message.
     write_hold held_writes;
     std::string handed_value;
+    /// A fair waiter's: the nodes that handed it the lock since its last clean-up.
+    hand_off_tally hand_offs;
 
   private:
     boost::asio::steady_timer* pause_;
@@ -124,15 +128,19 @@ class waiter_queue
         const std::vector<std::shared_ptr<node_link>>* hold_writes_of,
         std::chrono::steady_clock::time_point now = {},
         std::chrono::steady_clock::duration max_run = std::chrono::steady_clock::duration::max());
-    /// A node said that `key`, held as `value`, was released; or, for a fair lock, that the
-    /// fair waiter of owner value `value` is the head of the queue with the key free, which
-    /// wakes that waiter (`waiter_event::named_head`) and nobody else. Each node of the lock
-    /// sends such a message, some of them late: only the first for a given release counts, and
-    /// those of a release this client handed off (or yielded) do not count at all. The key's
-    /// waiters that are not pausing are the client's contenders, which only see the release
+    /// Node `node` (its index in the client's nodes, if known) said that `key`, held as
+    /// `value`, was released; or, for a fair lock, a message for one of the client's fair
+    /// waiters (`fair_message`): that it is the head of the queue with the key free, which
+    /// wakes it (`waiter_event::named_head`) and nobody else; or that the key was handed to
+    /// it, which wakes it the same way once a quorum of nodes did so with the stamp of its
+    /// last clean-up (`hand_off_tally`). Each node of the lock sends such a message, some of
+    /// them late: only the first for a given release counts, and those of a release this
+    /// client handed off (or yielded) do not count at all. The key's waiters that are not
+    /// pausing are the client's contenders, which only see the release
     /// (`waiter_event::release_seen`); of the pausing ones, those that `release_effects`
     /// says are woken. Returns the longest-waiting of them.
-    waiter* released(std::string_view key, std::string_view value);
+    waiter* released(std::string_view key, std::string_view value,
+                     std::size_t node = static_cast<std::size_t>(-1));
 
     /// An acquire of this client got `keys` at `now`.
     void granted(const std::vector<std::string>& keys,
@@ -202,6 +210,8 @@ class waiter_queue
 
     /// Wakes `w` (`hand_off` or `release_message`) and ends the wait of its pause.
     static void wake(waiter& w, waiter_event how);
+    /// A fair lock's message `m` for the fair waiter `w`, from node `node` (see `released`).
+    static waiter* tell_turn(waiter& w, const fair_message& m, std::size_t node);
     /// The client yields `l`'s key, released as `value`, at `now` (see `hand_off`).
     static void yield(line& l, std::string_view value, std::chrono::steady_clock::time_point now);
 

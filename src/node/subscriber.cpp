@@ -26,12 +26,12 @@ subscriber::subscriber(asio::any_io_executor strand, node endpoint, connection_s
 {
 }
 
-void subscriber::watch(std::string_view key)
+void subscriber::watch(std::string_view key, std::string_view suffix)
 {
     if (fsm_.current() == connection_fsm::state::closed) {
         return;
     }
-    const std::string channel = release_channel(key_prefix_, key, sharded_);
+    const std::string channel = release_channel(key_prefix_, key, sharded_).append(suffix);
     watched& w = channels_[channel];
     if (++w.watches > 1) {
         return;
@@ -56,9 +56,9 @@ void subscriber::watch(std::string_view key)
     }
 }
 
-void subscriber::unwatch(std::string_view key)
+void subscriber::unwatch(std::string_view key, std::string_view suffix)
 {
-    const std::string channel = release_channel(key_prefix_, key, sharded_);
+    const std::string channel = release_channel(key_prefix_, key, sharded_).append(suffix);
     auto it = channels_.find(channel);
     if (it == channels_.end()) {
         return;

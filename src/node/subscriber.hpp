@@ -33,9 +33,10 @@ class wake_ups
 {
   public:
     virtual ~wake_ups() = default;
-    /// Listens for releases of lock key `key` until as many `unwatch` calls.
-    virtual void watch(std::string_view key) = 0;
-    virtual void unwatch(std::string_view key) = 0;
+    /// Listens for releases of lock key `key` until as many `unwatch` calls: on its release
+    /// channel followed by `suffix` (for a fair lock's waiters, `fair_channel_suffix`).
+    virtual void watch(std::string_view key, std::string_view suffix = {}) = 0;
+    virtual void unwatch(std::string_view key, std::string_view suffix = {}) = 0;
     /// Drops the connections and every watch (client shutdown).
     virtual void close() = 0;
 };
@@ -57,9 +58,9 @@ class subscriber final : public wake_ups,
     subscriber(boost::asio::any_io_executor strand, node endpoint, connection_settings settings,
                release_listener on_release, std::string key_prefix, bool sharded);
 
-    /// The first watch of a key subscribes to its channel.
-    void watch(std::string_view key) override;
-    void unwatch(std::string_view key) override;
+    /// The first watch of a key (with a suffix) subscribes to its channel.
+    void watch(std::string_view key, std::string_view suffix = {}) override;
+    void unwatch(std::string_view key, std::string_view suffix = {}) override;
     void close() override;
 
     // socket_user: confirmations are counted by the multiplexer; messages come as pushes.

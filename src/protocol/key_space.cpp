@@ -65,6 +65,11 @@ std::string queue_key(std::string_view prefix, std::string_view key, queue_part 
     return beside(prefix, queue_infixes[static_cast<int>(part)], key, in_key_slot);
 }
 
+std::string fair_channel_suffix(std::string_view channel_tag)
+{
+    return "/" + std::string(channel_tag);
+}
+
 std::string release_channel(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
     return beside(prefix, release_infix, key, in_key_slot);

@@ -36,7 +36,8 @@ enum class queue_part {
     order,
     /// A sorted set {owner value: expiry in the server's ms}.
     expiries,
-    /// A hash {owner value: 'p' pending or 'c' committed}.
+    /// A hash {owner value: 'p' pending, 'c' committed, or 'c' and a stamp: committed, and
+    /// handed the key by a release (scripts.hpp's fair_clean_up_request)}.
     states,
     /// The ticket counter.
     counter,
@@ -47,6 +48,11 @@ enum class queue_part {
 /// "redlock:queue-state:" and "redlock:ticket:".
 std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,
                       bool in_key_slot = false);
+
+/// What a client appends to a fair lock's release channel to hear the messages for its own
+/// waiters (script_table.cpp): '/' and its channel tag. A release then wakes the one client
+/// whose waiter it names, not every client that waits.
+std::string fair_channel_suffix(std::string_view channel_tag);
 
 /// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
 /// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).

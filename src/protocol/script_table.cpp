@@ -335,9 +335,23 @@ for _, v in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
 end
 )lua";
 
+// An entry's state in KEYS[4]: 'p' (pending) or 'c' (committed); then, for a committed entry
+// that a release may hand the key to, the stamp the clean-up after its last attempt gave it;
+// then '/' and its client's channel tag, when it has one. A message for an entry goes to the
+// lock's channel followed by '/' and the entry's tag, to which only its client listens, so
+// that a release wakes one client and not all that wait.
+constexpr std::string_view fair_states = R"lua(
+local function committed(s) return s and string.sub(s, 1, 1) == 'c' end
+local function suffix(tag) return tag ~= '' and ('/' .. tag) or '' end
+local function tell(s, channel, message)
+  local tag = string.match(s, '/(.+)$')
+  redis.call(channel[1], tag and (channel[2] .. '/' .. tag) or channel[2], message)
+end
+)lua";
+
 // Joins (phase 1): answers the entry's proposal, a new one from the counter unless the entry
 // exists (a retried request). ARGV: value, entry ttl ms, '1' to commit at once (one node: the
-// proposal is the ticket).
+// proposal is the ticket), the client's channel tag.
 constexpr std::string_view fair_join_body = R"lua(
 local p = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
 if not p then
@@ -346,7 +360,7 @@ if not p then
   end
   p = redis.call('INCR', KEYS[5])
   redis.call('ZADD', KEYS[2], string.format('%.0f', p), ARGV[1])
-  redis.call('HSET', KEYS[4], ARGV[1], ARGV[3] == '1' and 'c' or 'p')
+  redis.call('HSET', KEYS[4], ARGV[1], (ARGV[3] == '1' and 'c' or 'p') .. suffix(ARGV[4]))
 end
 redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
@@ -357,17 +371,21 @@ return p
 // With a ticket ARGV[4], commits the caller's entry at it (phase 2; again on every refresh,
 // which re-adds an entry the node lost or never had), pushes its expiry ARGV[3] ms ahead and
 // raises the counter to the ticket; then sets the lock key (PX ARGV[2]) if it is free and the
-// caller is the head. With an empty ticket (try_acquire) the caller has no entry and the key
-// is set only if nobody is queued. Answers 1 (or, with a fencing counter KEYS[6], the token),
-// -1 when the key is held, -2 when another waiter goes first. A commit that changed the queue
-// may have unblocked a head that waits with the key free: it is told (ARGV[5] the publish
-// command, ARGV[6] the channel, the message the head's owner value).
+// caller is the head, or if it already holds the caller's value (a release handed it over
+// before this attempt arrived); a key of another kind (a read-write lock's hash, a semaphore's
+// set) is held. With an empty ticket (try_acquire) the caller has no entry and the key is set
+// only if nobody is queued. ARGV[5] is the client's channel tag. Answers 1 (or,
+// with a fencing counter KEYS[6], the token), -1 when the key is held, -2 when another waiter
+// goes first. A commit that changed the queue may have unblocked a head that waits with the
+// key free: it is told (ARGV[6] the publish command, ARGV[7] the channel, the message 'n:' and
+// the head's owner value). The entry is plainly committed from here on, without a stamp: no
+// release hands the key to an attempt under way.
 constexpr std::string_view fair_acquire_body = R"lua(
 local changed = false
 if ARGV[4] ~= '' then
-  changed = redis.call('HGET', KEYS[4], ARGV[1]) ~= 'c'
+  changed = not committed(redis.call('HGET', KEYS[4], ARGV[1]))
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-  redis.call('HSET', KEYS[4], ARGV[1], 'c')
+  redis.call('HSET', KEYS[4], ARGV[1], 'c' .. suffix(ARGV[5]))
   redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[3])), ARGV[1])
   if tonumber(redis.call('GET', KEYS[5]) or '0') < tonumber(ARGV[4]) then
     redis.call('SET', KEYS[5], ARGV[4])
@@ -375,13 +393,17 @@ if ARGV[4] ~= '' then
   local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
   for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if head and (head ~= ARGV[1] or redis.call('HGET', KEYS[4], head) ~= 'c') then
-  if changed and ARGV[6] and redis.call('HGET', KEYS[4], head) == 'c' then
-    redis.call(ARGV[5], ARGV[6], head)
+local held = redis.call('EXISTS', KEYS[1]) == 1
+if held and (redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1]) then
+  return -1
+end
+if not held then
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  local state = head and redis.call('HGET', KEYS[4], head)
+  if head and (head ~= ARGV[1] or not committed(state)) then
+    if changed and ARGV[7] and committed(state) then tell(state, {ARGV[6], ARGV[7]}, 'n:' .. head) end
+    return -2
   end
-  return -2
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if not KEYS[6] then return 1 end
@@ -392,29 +414,48 @@ return redis.call('INCR', KEYS[6])
 )lua";
 
 // Deletes the lock key if it holds ARGV[1]; with ARGV[2] '1' the caller's entry leaves the
-// queue too (a release, a waiter that gives up; the clean-up after a failed attempt keeps
-// it). Then, with a channel (ARGV[3] the publish command, ARGV[4] the channel) and the key
-// free, tells the queue's head, if it is committed: the message is its owner value, so that
-// only it attempts. Answers as plain_release.
+// queue too (a release, a waiter that gives up). The clean-up after a failed attempt keeps the
+// entry, and with a stamp ARGV[3] it marks the entry, if committed, as one that a release may
+// hand the key to (the stamp after the 'c'; ARGV[5] the client's channel tag) and pushes its
+// expiry ARGV[4] ms ahead. Then, with a channel (ARGV[6] the publish command, ARGV[7] the
+// channel) and the key free, the queue's head, if it is committed and not the caller, is
+// told: a head marked with a stamp is handed the key, set to its owner value for what is left
+// of its entry's life, and the message is 'h:', the stamp, ':' and its owner value; any other
+// head is named ('n:' and its owner value), so that only it attempts. Answers as
+// plain_release.
 constexpr std::string_view fair_release_body = R"lua(
 local holder = redis.call('GET', KEYS[1])
 local answer = holder == ARGV[1] and 1 or (holder and -1 or 0)
 if answer == 1 then redis.call('DEL', KEYS[1]) end
 if ARGV[2] == '1' then
   redis.call('ZREM', KEYS[2], ARGV[1]); redis.call('ZREM', KEYS[3], ARGV[1]); redis.call('HDEL', KEYS[4], ARGV[1])
+elseif ARGV[3] ~= '' and committed(redis.call('HGET', KEYS[4], ARGV[1])) then
+  redis.call('HSET', KEYS[4], ARGV[1], 'c' .. ARGV[3] .. suffix(ARGV[5]))
+  redis.call('ZADD', KEYS[3], string.format('%.0f', now + tonumber(ARGV[4])), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  for i = 2, 5 do redis.call('PEXPIREAT', KEYS[i], last) end
 end
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if ARGV[4] and answer ~= -1 and head and redis.call('HGET', KEYS[4], head) == 'c' then
-  redis.call(ARGV[3], ARGV[4], head)
+if not ARGV[7] or answer == -1 or not head or head == ARGV[1] then return answer end
+local state = redis.call('HGET', KEYS[4], head)
+if not committed(state) then return answer end
+local stamp = string.match(state, '^c(%d+)')
+if not stamp then
+  tell(state, {ARGV[6], ARGV[7]}, 'n:' .. head)
+  return answer
 end
+local left = tonumber(redis.call('ZSCORE', KEYS[3], head)) - now
+redis.call('SET', KEYS[1], head, 'PX', string.format('%.0f', left))
+tell(state, {ARGV[6], ARGV[7]}, 'h:' .. stamp .. ':' .. head)
 return answer
 )lua";
 
-constexpr std::string_view fair_join = joined<server_now, queue_drop_expired, fair_join_body>::text;
+constexpr std::string_view fair_join =
+    joined<server_now, queue_drop_expired, fair_states, fair_join_body>::text;
 constexpr std::string_view fair_acquire =
-    joined<server_now, queue_drop_expired, fair_acquire_body>::text;
+    joined<server_now, queue_drop_expired, fair_states, fair_acquire_body>::text;
 constexpr std::string_view fair_release =
-    joined<server_now, queue_drop_expired, fair_release_body>::text;
+    joined<server_now, queue_drop_expired, fair_states, fair_release_body>::text;
 
 // ---- inspection ----
 

@@ -209,16 +209,18 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
 }
 
 request fair_join_request(lock_shape lock, std::string_view value,
-                          std::chrono::milliseconds entry_ttl, bool commit)
+                          std::chrono::milliseconds entry_ttl, bool commit,
+                          std::string_view channel_tag)
 {
-    return {script_command(script_id::fair_join, fair_keys(lock),
-                           {value, std::to_string(entry_ttl.count()), commit ? "1" : "0"}),
-            read_fenced_acquire_reply};
+    return {
+        script_command(script_id::fair_join, fair_keys(lock),
+                       {value, std::to_string(entry_ttl.count()), commit ? "1" : "0", channel_tag}),
+        read_fenced_acquire_reply};
 }
 
 request fair_acquire_request(lock_shape lock, std::string_view value,
                              std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
-                             std::optional<std::uint64_t> ticket)
+                             std::optional<std::uint64_t> ticket, std::string_view channel_tag)
 {
     std::vector<std::string> keys = fair_keys(lock);
     if (lock.fencing) {
@@ -227,15 +229,26 @@ request fair_acquire_request(lock_shape lock, std::string_view value,
     return {
         script_command(script_id::fair_acquire, keys,
                        {value, std::to_string(expiry.count()), std::to_string(entry_ttl.count()),
-                        ticket ? std::to_string(*ticket) : std::string()},
+                        ticket ? std::to_string(*ticket) : std::string(), channel_tag},
                        announcing(lock)),
         read_fair_acquire_reply};
 }
 
 request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce)
 {
-    return {script_command(script_id::fair_release, fair_keys(lock), {value, leave ? "1" : "0"},
+    return {script_command(script_id::fair_release, fair_keys(lock),
+                           {value, leave ? "1" : "0", "", "", ""},
                            announce ? announcing(lock) : std::vector<std::string>{}),
+            read_script_reply};
+}
+
+request fair_clean_up_request(lock_shape lock, std::string_view value,
+                              std::optional<std::uint64_t> hand_off_stamp,
+                              std::chrono::milliseconds entry_ttl, std::string_view channel_tag)
+{
+    return {script_command(script_id::fair_release, fair_keys(lock),
+                           {value, "0", hand_off_stamp ? std::to_string(*hand_off_stamp) : "",
+                            std::to_string(entry_ttl.count()), channel_tag}),
             read_script_reply};
 }
 

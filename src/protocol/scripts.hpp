@@ -87,18 +87,30 @@ request acquire_request(lock_shape lock, std::string_view value, std::chrono::mi
 /// A fair lock's join (phase 1 of a ticket): the node's proposal for `value`'s entry, which
 /// expires `entry_ttl` from now by the node's clock unless refreshed; with `commit`, the
 /// proposal is the ticket at once (a lock of one node). Answers the proposal (>= 1), read as
-/// a fencing token is (`round::replies_with_token`).
+/// a fencing token is (`round::replies_with_token`). `channel_tag`: the client's, which the
+/// channel of the messages for the entry carries (`fair_channel_suffix`).
 request fair_join_request(lock_shape lock, std::string_view value,
-                          std::chrono::milliseconds entry_ttl, bool commit);
+                          std::chrono::milliseconds entry_ttl, bool commit,
+                          std::string_view channel_tag);
 /// A fair lock's attempt: commits `value`'s entry at `ticket` (phase 2, and the entry's
 /// refresh) and sets the key if it is free and the entry is the head; without a ticket
 /// (try_acquire) only if nobody is queued. A waiter ahead reads as `taken`.
 request fair_acquire_request(lock_shape lock, std::string_view value,
                              std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
-                             std::optional<std::uint64_t> ticket);
+                             std::optional<std::uint64_t> ticket, std::string_view channel_tag);
 /// Deletes a fair lock's key where it holds `value`; with `leave`, `value`'s entry leaves the
-/// queue as well; with `announce`, the queue's head is told when the key is free.
+/// queue as well; with `announce`, the queue's head is told when the key is free: handed the
+/// key if its entry is marked for hand-offs (`fair_clean_up_request`), named otherwise
+/// (`fair_message`).
 request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce);
+/// The clean-up after a fair attempt that failed: deletes the key where it holds `value` and
+/// keeps `value`'s entry. With `hand_off_stamp`, it also pushes the entry's expiry `entry_ttl`
+/// ahead and marks it so that, until `value`'s next attempt, a release hands the key to it
+/// once it is the head, saying so with that stamp (docs/safety.md); without, a release only
+/// names it.
+request fair_clean_up_request(lock_shape lock, std::string_view value,
+                              std::optional<std::uint64_t> hand_off_stamp,
+                              std::chrono::milliseconds entry_ttl, std::string_view channel_tag);
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 /// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on

@@ -2401,7 +2401,8 @@ class join_watch
         const std::int64_t seen = monotonic_ns();
         std::istringstream in(states);
         for (std::string value, state; in >> value >> state;) {
-            if (state != "c" || joined_.count(value) != 0)
+            // Committed: 'c', or 'c' and the stamp that lets a release hand it the key.
+            if (state.front() != 'c' || joined_.count(value) != 0)
                 continue;
             auto& on = committed_on_[value];
             on.insert(i);

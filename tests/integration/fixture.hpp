@@ -114,6 +114,19 @@ inline long long server_ms(std::uint16_t port)
     return seconds * 1000 + micros / 1000;
 }
 
+/// How many entries of the fair queue whose states hash is `states_key` are committed on the
+/// node: their state begins with 'c' (a hand-off stamp and the client's channel tag may
+/// follow; 'p' is pending).
+inline long long committed_entries(std::uint16_t port, const std::string& states_key)
+{
+    std::istringstream in(redis_command(port, {"HVALS", states_key}));
+    long long committed = 0;
+    for (std::string state; in >> state;) {
+        committed += state.front() == 'c' ? 1 : 0;
+    }
+    return committed;
+}
+
 /// How many scripts a node has run, by EVALSHA or EVAL.
 inline long scripts_run(std::uint16_t port)
 {

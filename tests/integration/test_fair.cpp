@@ -35,8 +35,7 @@ std::string expiries_of(const std::string& key)
 // How many entries of `key`'s queue are committed on the server at `port`.
 long long committed_on(std::uint16_t port, const std::string& key)
 {
-    const std::string states = redis_command(port, {"HVALS", states_of(key)});
-    return std::count(states.begin(), states.end(), 'c');
+    return committed_entries(port, states_of(key));
 }
 
 // Whether `entries` entries of `key`'s queue are committed on a majority of `ports`: the
@@ -273,15 +272,28 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_the_head_alone)
         // up to its refresh period of 5 s.
         asio::steady_timer settle(io, 400ms);
         co_await settle.async_wait(asio::use_awaitable);
+        // Each waiting client listens on a channel of its own, not on the lock's: a release's
+        // message reaches the one client it is for.
+        BOOST_TEST(redis_command(port, {"PUBSUB", "NUMSUB", "redlock:released:bell"}) ==
+                   "redlock:released:bell 0");
+        const std::string own =
+            redis_command(port, {"PUBSUB", "CHANNELS", "redlock:released:bell/*"});
+        BOOST_TEST(std::count(own.begin(), own.end(), '/') == 4);
         const long scripts_before = command_calls(port, "evalsha") + command_calls(port, "eval");
+        const auto released_at = std::chrono::steady_clock::now();
         co_await held.release();
         BOOST_TEST(co_await settles([&] { return guards[0].owns_lock(); }));
         // Quiet a moment: another waiter woken would attempt now.
         settle.expires_after(100ms);
         co_await settle.async_wait(asio::use_awaitable);
-        // The release and the head's attempt: no other waiter tried.
+        // The release alone: it handed the key to the head, which made no attempt, and no other
+        // waiter tried.
         const long scripts = command_calls(port, "evalsha") + command_calls(port, "eval");
-        BOOST_TEST(scripts - scripts_before == 2);
+        BOOST_TEST(scripts - scripts_before == 1);
+        // Handed over for what was left of the head's entry (15 s at most, from its last
+        // clean-up, before the release): the validity counts from that clean-up.
+        BOOST_TEST((guards[0].until() < released_at + 15s));
+        BOOST_TEST(std::stoll(redis_command(port, {"PTTL", "bell"})) <= 15'000);
         for (std::size_t i = 1; i < guards.size(); ++i) {
             BOOST_TEST(!guards[i].owns_lock());
         }
@@ -292,6 +304,40 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_the_head_alone)
         co_await guards[2].release();
         BOOST_TEST(co_await settles([&] { return guards[3].owns_lock(); }));
         co_await guards[3].release();
+        co_return 0;
+    }());
+}
+
+// A fenced waiter needs a token, which only its own attempt gets: a release names it, and it
+// attempts.
+BOOST_AUTO_TEST_CASE(a_fenced_head_is_named_and_attempts)
+{
+    redis_cluster nodes(1);
+    const std::uint16_t port = nodes[0].port();
+    asio::io_context io;
+    const redlock::options fenced{.expiry = 20s, .fencing = true, .fair = true};
+    redlock::client holder(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::client waiter(io.get_executor(), config::from_urls(nodes.urls()));
+    redlock::guard next;
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard held = co_await holder.make_mutex("till", fenced).acquire();
+        asio::co_spawn(
+            io,
+            [&, m = waiter.make_mutex("till", fenced)]() mutable -> asio::awaitable<void> {
+                next = co_await m.acquire();
+            },
+            asio::detached);
+        BOOST_TEST_REQUIRE(co_await settles([&] { return joined({port}, "till", 2); }));
+        asio::steady_timer settle(io, 400ms);  // past its first wait
+        co_await settle.async_wait(asio::use_awaitable);
+        const long before = command_calls(port, "evalsha") + command_calls(port, "eval");
+        co_await held.release();
+        BOOST_TEST(co_await settles([&] { return next.owns_lock(); }));
+        const long scripts = command_calls(port, "evalsha") + command_calls(port, "eval");
+        // The release, then the head's attempt and the write-back of its token.
+        BOOST_TEST(scripts - before == 3);
+        BOOST_TEST(next.fencing_token() > held.fencing_token());
+        co_await next.release();
         co_return 0;
     }());
 }
@@ -517,10 +563,7 @@ BOOST_AUTO_TEST_CASE(a_cluster_node_keeps_the_queue_in_the_names_slot)
         BOOST_TEST(cluster_deployment::slot_of(states) == cluster_deployment::slot_of("press"));
         redlock::guard next = co_await next_in_line(
             held, waiter,
-            [&] {
-                const std::string s = redis_command(port[0], {"HVALS", states});
-                return std::count(s.begin(), s.end(), 'c') == 2;
-            },
+            [&] { return committed_entries(port[0], states) == 2; },
             [&]() -> asio::awaitable<void> {
                 auto [ec, none] = co_await try_fair(waiter);
                 BOOST_TEST(ec == redlock::error::taken);

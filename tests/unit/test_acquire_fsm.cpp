@@ -282,6 +282,24 @@ BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_queue_at_once)
     BOOST_TEST((joining.left().ec == asio::error::operation_aborted));
 }
 
+BOOST_AUTO_TEST_CASE(a_waiter_handed_the_key_by_a_quorum_holds_it_without_an_attempt)
+{
+    acquire_fsm fsm(fair_rules(3));
+    behind_the_holder(fsm);
+    BOOST_TEST((fsm.handed_over(true, false).step == step::grant));
+    BOOST_TEST(fsm.attempt_number() == 1);
+    // No validity left (it waited past its entry's life): it attempts, keeping the keys.
+    acquire_fsm late(fair_rules(3));
+    behind_the_holder(late);
+    BOOST_TEST((late.handed_over(false, false).step == step::attempt));
+    BOOST_TEST(late.attempt_number() == 2);
+    // Cancelled meanwhile: it leaves the queue, which deletes the keys handed to it.
+    acquire_fsm cancelled(fair_rules(3));
+    behind_the_holder(cancelled);
+    BOOST_TEST((cancelled.handed_over(true, true).step == step::leave));
+    BOOST_TEST((cancelled.left().ec == asio::error::operation_aborted));
+}
+
 BOOST_AUTO_TEST_CASE(a_join_without_a_quorum_is_retried_and_its_entries_taken_back_at_the_end)
 {
     acquire_fsm fsm(fair_rules(2));

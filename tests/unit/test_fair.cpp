@@ -3,6 +3,8 @@
 // nodes' proposals, and the options a fair lock refuses.
 
 #include "lock/fair_rules.hpp"
+#include "lock/hand_off_tally.hpp"
+#include "protocol/fair_message.hpp"
 #include "protocol/key_slot.hpp"
 #include "protocol/key_space.hpp"
 #include "protocol/scripts.hpp"
@@ -93,6 +95,51 @@ BOOST_AUTO_TEST_CASE(a_node_ahead_in_the_queue_reads_as_taken)
     BOOST_TEST((read_fair_acquire_reply(r, "v", why) == node_status::ok));
     r.integer = -3;
     BOOST_TEST((read_fair_acquire_reply(r, "v", why) == node_status::error));
+}
+
+BOOST_AUTO_TEST_CASE(the_scripts_messages_name_a_head_or_hand_it_the_key)
+{
+    const auto named = read_fair_message("n:3f9a");
+    BOOST_TEST_REQUIRE(named.has_value());
+    BOOST_TEST(named->value == "3f9a");
+    BOOST_TEST(!named->hand_off_stamp.has_value());
+    // An owner value may hold anything, colons included.
+    const auto handed = read_fair_message("h:12:a:b");
+    BOOST_TEST_REQUIRE(handed.has_value());
+    BOOST_TEST(handed->value == "a:b");
+    BOOST_TEST((handed->hand_off_stamp == std::optional<std::uint64_t>(12)));
+    BOOST_TEST(read_fair_message("n:")->value == "");
+    for (std::string_view bad : {"", "n", "x:v", "h:", "h:12", "h::v", "h:1x:v", "h:-1:v",
+                                 "3f9a", "h:99999999999999999999:v"}) {
+        BOOST_TEST(!read_fair_message(bad).has_value(), bad);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(only_hand_offs_with_the_last_clean_ups_stamp_count)
+{
+    hand_off_tally t;
+    BOOST_TEST(!t.heard(0, 1));  // no clean-up yet
+    const redlock::detail::clock::time_point sent{std::chrono::seconds(7)};
+    t.expect(1, sent, 3, 2);
+    BOOST_TEST((t.sent_at() == sent));
+    BOOST_TEST(!t.heard(0, 1));
+    BOOST_TEST(!t.heard(0, 1));  // one node counts once
+    BOOST_TEST(!t.heard(5, 1));  // no such node
+    BOOST_TEST(!t.reached());
+    // The next clean-up undoes what the earlier hand-offs set: they count no more.
+    t.expect(2, sent, 3, 2);
+    BOOST_TEST(!t.heard(1, 1));
+    BOOST_TEST(!t.heard(1, 2));
+    BOOST_TEST(t.heard(2, 2));
+    BOOST_TEST(t.reached());
+    BOOST_TEST((t.handed_by() == std::vector<bool>{false, true, true}));
+    BOOST_TEST(!t.heard(0, 2));  // past the quorum: already told
+    // An attempt: nothing counts until the next clean-up.
+    t.stop();
+    BOOST_TEST(!t.reached());
+    BOOST_TEST(!t.heard(0, 2));
+    BOOST_TEST(!t.heard(1, 2));
+    BOOST_TEST(!t.reached());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

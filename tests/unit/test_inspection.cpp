@@ -240,12 +240,12 @@ BOOST_AUTO_TEST_CASE(a_semaphore_has_its_live_permits_and_its_limit)
 
 BOOST_AUTO_TEST_CASE(a_fair_lock_has_its_holder_and_its_live_queue_in_order)
 {
-    // now 1000: the holder's own entry, w1 committed (300 ms left), old expired, w2 still
-    // joining (900 ms left).
+    // now 1000: the holder's own entry, w1 committed and marked for hand-offs (stamp 4, 300 ms
+    // left), old expired, w2 still joining (900 ms left).
     const key_state s =
         read(array({bulk("string"), integer(2500), bulk(""), bulk("holder"), bulk("1000"),
                     array({bulk("holder"), bulk("1764000000000006"), bulk("c"), bulk("1800"),
-                           bulk("w1"), bulk("1764000000000007"), bulk("c"), bulk("1300"),
+                           bulk("w1"), bulk("1764000000000007"), bulk("c4"), bulk("1300"),
                            bulk("old"), bulk("1764000000000008"), bulk("c"), bulk("1000"),
                            bulk("w2"), bulk("1764000000000009"), bulk("p"), bulk("1900")})}));
     BOOST_TEST((s.kind == key_kind::plain));

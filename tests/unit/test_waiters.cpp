@@ -443,18 +443,18 @@ struct fair_line
 BOOST_FIXTURE_TEST_CASE(a_message_naming_a_fair_waiter_wakes_it_alone, fair_line)
 {
     BOOST_TEST(queue.waiting("k") == 3u);
-    BOOST_TEST(queue.released("k", "b") == &b);
+    BOOST_TEST(queue.released("k", "n:b") == &b);
     BOOST_TEST(b.state() == state::woken_as_head);
     BOOST_TEST(a.state() == state::queued);
     BOOST_TEST(plain.state() == state::pausing);  // not a release of the plain waiter's
     BOOST_TEST(run() == std::vector<char>{'b'});
     // The other nodes' messages come later: noted, nobody else woken.
-    BOOST_TEST(queue.released("k", "b") == &b);
+    BOOST_TEST(queue.released("k", "n:b") == &b);
     BOOST_TEST(b.state() == state::woken_as_head);
     BOOST_TEST(run().empty());
     // During its attempt: it will attempt again at once.
     b.attempt_begins();
-    queue.released("k", "b");
+    queue.released("k", "n:b");
     BOOST_TEST(b.state() == state::missed_release);
 }
 
@@ -467,12 +467,51 @@ BOOST_FIXTURE_TEST_CASE(hand_offs_and_other_messages_pass_fair_waiters_by, fair_
     BOOST_TEST(b.state() == state::queued);
     BOOST_TEST(run().empty());
     // A woken fair waiter that leaves passes no turn: the nodes tell the next head.
-    queue.released("k", "a");
+    queue.released("k", "n:a");
     BOOST_TEST(!queue.leave("k", a));
     BOOST_TEST(b.state() == state::queued);
     BOOST_TEST(queue.waiting("k") == 2u);
     ta.cancel();
     tb.cancel();
+    run();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_fair_waiter_is_woken_once_a_quorum_handed_it_the_key, fair_line)
+{
+    // Its clean-up after attempt 3, to 5 nodes of which 3 make the lock, marked its entry.
+    b.hand_offs.expect(3, {}, 5, 3);
+    BOOST_TEST(queue.released("k", "h:3:b", 0) == nullptr);
+    BOOST_TEST(queue.released("k", "h:3:b", 0) == nullptr);  // the same node again
+    BOOST_TEST(queue.released("k", "h:2:b", 1) == nullptr);  // undone by that clean-up
+    BOOST_TEST(queue.released("k", "h:3:b", 2) == nullptr);
+    BOOST_TEST(b.state() == state::queued);
+    BOOST_TEST(run().empty());
+    BOOST_TEST(queue.released("k", "h:3:b", 4) == &b);
+    BOOST_TEST(b.state() == state::woken_as_head);
+    BOOST_TEST(b.hand_offs.reached());
+    BOOST_TEST((b.hand_offs.handed_by() == std::vector<bool>{true, false, true, false, true}));
+    BOOST_TEST(a.state() == state::queued);
+    BOOST_TEST(run() == std::vector<char>{'b'});
+    BOOST_TEST(queue.released("k", "h:3:b", 3) == nullptr);  // late: already woken
+    ta.cancel();
+    run();
+}
+
+BOOST_FIXTURE_TEST_CASE(hand_offs_do_not_count_during_an_attempt, fair_line)
+{
+    b.hand_offs.expect(1, {}, 3, 2);
+    BOOST_TEST(queue.released("k", "h:1:b", 0) == nullptr);
+    tb.cancel();
+    run();
+    b.attempt_begins();
+    b.hand_offs.stop();  // as acquire.cpp's attempt round does
+    BOOST_TEST(queue.released("k", "h:1:b", 1) == nullptr);
+    BOOST_TEST(!b.hand_offs.reached());
+    BOOST_TEST(b.state() == state::attempting);
+    // A node that names it meanwhile makes it attempt again at once.
+    BOOST_TEST(queue.released("k", "n:b", 2) == &b);
+    BOOST_TEST(b.state() == state::missed_release);
+    ta.cancel();
     run();
 }
 

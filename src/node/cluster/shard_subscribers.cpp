@@ -19,9 +19,9 @@ shard_subscribers::shard_subscribers(boost::asio::any_io_executor strand, node c
 {
 }
 
-void shard_subscribers::watch(std::string_view key)
+void shard_subscribers::watch(std::string_view key, std::string_view suffix)
 {
-    watched& w = keys_[std::string(key)];
+    watched& w = keys_[{std::string(key), std::string(suffix)}];
     if (w.watches++ == 0) {
         // Every watch of a key goes where its first went, so that unwatches match them.
         const auto link = slots_.lock();
@@ -40,18 +40,18 @@ void shard_subscribers::watch(std::string_view key)
         }
     }
     if (w.on) {
-        w.on->watch(key);
+        w.on->watch(key, suffix);
     }
 }
 
-void shard_subscribers::unwatch(std::string_view key)
+void shard_subscribers::unwatch(std::string_view key, std::string_view suffix)
 {
-    const auto it = keys_.find(key);
+    const auto it = keys_.find({std::string(key), std::string(suffix)});
     if (it == keys_.end()) {
         return;
     }
     if (it->second.on) {
-        it->second.on->unwatch(key);
+        it->second.on->unwatch(key, suffix);
     }
     if (--it->second.watches == 0) {
         keys_.erase(it);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -24,8 +25,8 @@ class shard_subscribers final : public wake_ups
 
     /// Subscribes on the master of `key`'s slot. While the slot map is unknown, or after the
     /// slot moved on, the key's waiters fall back to their retry timers.
-    void watch(std::string_view key) override;
-    void unwatch(std::string_view key) override;
+    void watch(std::string_view key, std::string_view suffix = {}) override;
+    void unwatch(std::string_view key, std::string_view suffix = {}) override;
     void close() override;
 
   private:
@@ -43,7 +44,8 @@ class shard_subscribers final : public wake_ups
         std::shared_ptr<subscriber> on;
         std::size_t watches = 0;
     };
-    std::map<std::string, watched, std::less<>> keys_;
+    /// By key and channel suffix.
+    std::map<std::pair<std::string, std::string>, watched> keys_;
 };
 
 }  // namespace redlock::detail
