@@ -39,6 +39,11 @@ std::string fair_problem(const options& opts, std::size_t keys)
         return "options.fair takes one key: a multi-resource lock has no single queue to order "
                "its waiters by";
     }
+    if (!opts.value.empty()) {
+        return "options.fair cannot be combined with a fixed options.value: the queue orders "
+               "waiters by their owner values, and a release hands the key to one, so each "
+               "acquisition needs a value of its own";
+    }
     return first_refused(opts, {{&options::reentrant,
                                  "options.fair cannot be combined with options.reentrant: a second "
                                  "hold of the same owner would have to queue behind itself"}});

@@ -43,8 +43,10 @@ std::optional<std::uint64_t> agreed_ticket(const std::vector<node_outcome>& outc
                                            std::size_t quorum);
 
 /// Why a fair lock of `keys` keys cannot be made with `opts` (beyond what `validate` says of
-/// any lock), empty when it can: one key, whose queue decides the order; and not reentrant,
-/// since a second hold of the same owner would have to queue behind itself.
+/// any lock), empty when it can: one key, whose queue decides the order; no fixed owner value,
+/// since two waiters with one value would be one entry, and a key handed to that value would
+/// be held by both; and not reentrant, since a second hold of the same owner would have to
+/// queue behind itself.
 std::string fair_problem(const options& opts, std::size_t keys);
 
 }  // namespace redlock::detail

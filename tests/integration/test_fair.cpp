@@ -542,6 +542,9 @@ BOOST_AUTO_TEST_CASE(options_a_fair_lock_cannot_have_are_refused)
     BOOST_CHECK_THROW(c.make_multi_mutex({"a", "b"}, {.fair = true}), boost::system::system_error);
     BOOST_CHECK_THROW(c.make_mutex("a", {.reentrant = true, .fair = true}),
                       boost::system::system_error);
+    // Two waiters with one fixed value would both hold a key handed to it.
+    BOOST_CHECK_THROW(c.make_mutex("a", {.value = "mine", .fair = true}),
+                      boost::system::system_error);
     BOOST_CHECK_THROW(c.make_semaphore("a", 2, {.fair = true}), boost::system::system_error);
 }
 

@@ -65,6 +65,7 @@ BOOST_AUTO_TEST_CASE(a_fair_lock_is_one_key_and_not_reentrant)
     BOOST_TEST(fair_problem({}, 2).empty());  // only fair locks are checked here
     BOOST_TEST(!fair_problem({.fair = true}, 2).empty());
     BOOST_TEST(!fair_problem({.reentrant = true, .fair = true}, 1).empty());
+    BOOST_TEST(!fair_problem({.value = "mine", .fair = true}, 1).empty());
 }
 
 BOOST_AUTO_TEST_CASE(the_queue_lives_in_the_lock_keys_cluster_slot)
