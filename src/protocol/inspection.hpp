@@ -37,8 +37,8 @@ inspected_keys inspected_keys_of(std::string_view prefix, std::string_view key, 
 /// server's time in ms; `limit` is what the limit key holds ('' without it, or when the key
 /// is missing). Given the queue's keys, a string answers {type, pttl, master, value, now,
 /// queue} and a missing key {type, pttl, master, now, queue}, where `queue` lists value,
-/// ticket, state ('c' committed, maybe with a hand-off stamp; 'p' pending) and expiry (the server's ms) of each entry in
-/// the queue's order ('' for a part the node lacks).
+/// ticket, state ('c' committed, maybe with a hand-off stamp; 'p' pending) and expiry (the server's
+/// ms) of each entry in the queue's order ('' for a part the node lacks).
 command inspect_command(const inspected_keys& keys);
 
 /// Fills `s`'s kind, type, holders, permits, queue and ttl from a reply to `inspect_command`; an

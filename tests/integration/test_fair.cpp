@@ -565,8 +565,7 @@ BOOST_AUTO_TEST_CASE(a_cluster_node_keeps_the_queue_in_the_names_slot)
         const std::string states = "redlock:queue-state:{press}";
         BOOST_TEST(cluster_deployment::slot_of(states) == cluster_deployment::slot_of("press"));
         redlock::guard next = co_await next_in_line(
-            held, waiter,
-            [&] { return committed_entries(port[0], states) == 2; },
+            held, waiter, [&] { return committed_entries(port[0], states) == 2; },
             [&]() -> asio::awaitable<void> {
                 auto [ec, none] = co_await try_fair(waiter);
                 BOOST_TEST(ec == redlock::error::taken);
