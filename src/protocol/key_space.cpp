@@ -67,7 +67,11 @@ std::string queue_key(std::string_view prefix, std::string_view key, queue_part 
 
 std::string fair_channel_suffix(std::string_view channel_tag)
 {
-    return "/" + std::string(channel_tag);
+    std::string suffix;
+    suffix.reserve(channel_tag.size() + 1);
+    suffix += '/';
+    suffix += channel_tag;
+    return suffix;
 }
 
 std::string release_channel(std::string_view prefix, std::string_view key, bool in_key_slot)
