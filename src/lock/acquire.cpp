@@ -497,8 +497,13 @@ asio::awaitable<acquire_fsm::action> acquisition::turn_wait(std::chrono::millise
     waiter& w = place_.self();
     w.on(waiter_event::turn_wait_begins);
     if (w.state() == waiter_state::queued) {
-        pause_.expires_after(delay);
-        co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+        // A quorum may have handed it the key already, during its clean-up: a waiter that was
+        // retrying at once is not woken by that (it only notes a naming), and would otherwise
+        // sit out its whole refresh period holding the lock.
+        if (!w.hand_offs.reached()) {
+            pause_.expires_after(delay);
+            co_await pause_.async_wait(asio::as_tuple(use_awaitable));
+        }
         w.on(waiter_event::pause_ends);
     }
     if (w.hand_offs.reached()) {
