@@ -2,12 +2,12 @@
 #include "quorum/quorum.hpp"
 
 #include "core/node_error.hpp"
+#include "quorum/round_fsm.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/container/small_vector.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -31,151 +31,73 @@ void set_failure(node_outcome& o, node_errc why)
 }
 
 // One round's requests, one per node, all of the same command: the connections hold it
-// (and so the command) while requests are queued or in flight; the round's coroutine waits
-// on `wake`, which expires at the round's deadline and is cancelled once there is something
-// to decide. A round that completes with requests still pending may go on without its
-// coroutine (see `continue_in_background`).
+// (and so the command) while requests are queued or in flight. `fsm` decides; the round's
+// coroutine (see `run_round`), and once it returned its background wait (`drive_background`),
+// do what it says. Both wait on `wake`, which expires at the round's deadline and is cancelled
+// when the fsm asks for a wake-up.
 struct round_state final : request_owner, std::enable_shared_from_this<round_state>
 {
-    round_state(const asio::any_io_executor& ex, round&& r,
-                const std::vector<std::shared_ptr<node_link>>& nodes)
+    round_state(const asio::any_io_executor& ex, round&& r, std::size_t nodes)
         : cmd(std::move(r.cmd)),
-          read(r.read),
-          value(r.value),
-          rule(r.rule),
-          replies_with_token(r.replies_with_token),
-          replicas(r.replicas),
+          how{.read = r.read,
+              .value = r.value,
+              .replicas = r.replicas,
+              .replies_with_token = r.replies_with_token},
           background(std::move(r.background)),
-          outcomes(nodes.size()),
-          pending(nodes.size(), 1),
-          remaining(nodes.size()),
+          outcomes(nodes),
+          fsm(nodes, r.quorum, r.rule, r.deadline, background != nullptr),
           started(clock::now()),
-          deadline(r.deadline),
           wake(ex, r.deadline)
     {
-        seen.nodes = nodes.size();
-        seen.need = r.quorum;
+    }
+
+    std::chrono::microseconds since_start(clock::time_point now) const
+    {
+        return std::chrono::duration_cast<std::chrono::microseconds>(now - started);
     }
 
     void deliver(std::uint32_t i, exec_result r) override
     {
-        if (!pending[i]) {
+        if (!fsm.pending(i)) {
             return;
         }
-        if (handed_over) {
-            // The caller has the outcomes: a reply in the background only counts down.
-            pending[i] = 0;
-            --remaining;
-            wake_if_decided();
-            return;
+        // Once the caller has the outcomes, `how.value` may be gone: a reply only counts down.
+        node_status status = node_status::abandoned;
+        if (!fsm.handed_over()) {
+            outcomes[i].latency = since_start(clock::now());
+            status = read_result(outcomes[i], std::move(r), how);
         }
-        node_outcome& o = outcomes[i];
-        o.latency = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-        switch (r.status) {
-            case exec_result::outcome::replied: {
-                node_failure why;
-                o.status = replicas > 0 ? read_replicated_reply(r.reply, read, value, replicas, why)
-                                        : read(r.reply, value, why);
-                o.code = why.code;
-                o.detail = std::move(why.detail);
-                // An ok reply followed by WAIT's is well-formed: its first element is the
-                // command's own.
-                const resp::reply& own = replicas > 0 && o.status == node_status::ok
-                                             ? r.reply.elements.front()
-                                             : r.reply;
-                if (replies_with_token && o.status == node_status::ok && own.integer > 0) {
-                    o.fencing_token = static_cast<std::uint64_t>(own.integer);
-                }
-                break;
-            }
-            case exec_result::outcome::timed_out:
-                o.status = node_status::timed_out;
-                break;
-            case exec_result::outcome::failed:
-                o.status = node_status::error;
-                break;
-            case exec_result::outcome::cancelled:
-                o.status = node_status::abandoned;
-                break;
-        }
-        if (r.status != exec_result::outcome::replied) {
-            o.code = r.code;
-            o.detail = std::move(r.detail);
-        }
-        pending[i] = 0;
-        --remaining;
-        seen.add(o.status);
-        wake_if_decided();
-    }
-
-    // The round's coroutine (or its background wait) only needs waking once the outcome is
-    // decided; in the background, once every request is answered.
-    void wake_if_decided()
-    {
-        if (waiting && (handed_over ? remaining == 0 : decided(seen, rule))) {
-            waiting = false;
+        if (fsm.answered(i, status)) {
             wake.cancel();
         }
     }
 
-    bool given_up(std::uint32_t i) const noexcept override { return !pending[i]; }
+    bool given_up(std::uint32_t i) const noexcept override { return !fsm.pending(i); }
 
-    // Node i does not get the round's command (see `round::skip`).
-    void skip(std::size_t i, std::string_view why)
-    {
-        node_outcome& o = outcomes[i];
-        o.status = node_status::missing;
-        o.detail = std::string(why);
-        pending[i] = 0;
-        --remaining;
-        seen.add(o.status);
-    }
-
-    // Stops waiting for node i at the deadline. Its request stays in the connection's
+    // Node i's deadline passed while the caller waits. Its request stays in the connection's
     // pipeline; its reply is dropped. The connection hears of it: a server that lets every
     // request in flight time out is considered stuck.
-    void time_out(std::size_t i, node_link& node)
+    void time_out(std::uint32_t i, node_link& node, clock::time_point now)
     {
-        if (!handed_over) {
-            node_outcome& o = outcomes[i];
-            o.latency =
-                std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-            o.status = node_status::timed_out;
-            set_failure(o, node_errc::timed_out);
-            seen.add(o.status);
-        }
-        pending[i] = 0;
-        --remaining;
-        node.gave_up(*this, static_cast<std::uint32_t>(i), true);
+        node_outcome& o = outcomes[i];
+        o.latency = since_start(now);
+        o.status = node_status::timed_out;
+        set_failure(o, node_errc::timed_out);
+        node.gave_up(*this, i, true);
     }
 
-    // Hands the outcomes to the round's caller: nodes still pending are abandoned, for `why`
-    // (their code, without its message: see `run_round`). What still arrives for them only
-    // counts down `remaining`.
-    std::vector<node_outcome> hand_over(node_errc why)
+    // The caller gets the outcomes: nodes still pending are abandoned, for `why` (their code,
+    // without its message: see `run_round`).
+    std::vector<node_outcome> hand_over(node_errc why, clock::time_point now)
     {
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (pending[i]) {
-                outcomes[i].latency =
-                    std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+            if (fsm.pending(i)) {
+                outcomes[i].latency = since_start(now);
                 outcomes[i].status = node_status::abandoned;
                 outcomes[i].code = why;
             }
         }
-        handed_over = true;
         return std::move(outcomes);
-    }
-
-    // Stops waiting for the nodes still pending (their replies are dropped).
-    void abandon(const std::vector<std::shared_ptr<node_link>>& nodes)
-    {
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-            if (pending[i]) {
-                pending[i] = 0;
-                --remaining;
-                nodes[i]->gave_up(*this, static_cast<std::uint32_t>(i), false);
-            }
-        }
     }
 
     // The round's caller has its outcome; the requests still pending go on until they are
@@ -184,52 +106,44 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     {
         background->begin();
         tail_nodes.assign(nodes.begin(), nodes.end());
-        wait_in_background();
+        drive_background();
     }
 
-    void wait_in_background()
+    // Does what the fsm says while the round goes on without its caller, up to the next wait.
+    void drive_background()
     {
-        waiting = true;
-        wake.async_wait([self = shared_from_this()](const boost::system::error_code&) {
-            self->waiting = false;
-            if (self->remaining > 0 && clock::now() < self->deadline) {
-                self->wait_in_background();
-                return;
+        const clock::time_point now = clock::now();
+        for (;;) {
+            const round_fsm::action a = fsm.next(now, false);
+            switch (a.step) {
+                case round_step::wait:
+                    wake.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+                        self->drive_background();
+                    });
+                    return;
+                case round_step::give_up:
+                    if (auto node = tail_nodes[a.node].lock()) {
+                        node->gave_up(*this, a.node, a.timed_out);
+                    }
+                    break;
+                case round_step::background_done:
+                    tail_nodes.clear();
+                    background->end();
+                    break;
+                default:
+                    return;
             }
-            for (std::size_t i = 0; i < self->tail_nodes.size(); ++i) {
-                if (!self->pending[i]) {
-                    continue;
-                }
-                if (auto node = self->tail_nodes[i].lock()) {
-                    self->time_out(i, *node);
-                } else {
-                    self->pending[i] = 0;
-                    --self->remaining;
-                }
-            }
-            self->tail_nodes.clear();
-            self->background->end();
-        });
+        }
     }
 
     command cmd;
-    reply_reader read;
-    // Read only until `handed_over` (see `round::value`).
-    std::string_view value;
-    stop_rule rule;
-    bool replies_with_token;
-    int replicas;
+    // `how.value` is read only until the caller has the outcomes (see `round::value`).
+    reply_reading how;
     std::shared_ptr<background_work> background;
     std::vector<node_outcome> outcomes;
-    boost::container::small_vector<unsigned char, 8> pending;
-    std::size_t remaining;
-    tally seen;
+    round_fsm fsm;
     clock::time_point started;
-    clock::time_point deadline;
     asio::steady_timer wake;
-    bool waiting = false;
-    // The caller has the outcomes (`hand_over`).
-    bool handed_over = false;
     // While the round goes on in the background: the nodes its requests went to. Weak: the
     // connections hold the round while its requests are pending, and a cycle would keep both
     // alive when the io_context is destroyed with the round under way.
@@ -270,20 +184,13 @@ tally count(const std::vector<node_outcome>& outcomes, std::size_t quorum)
     return t;
 }
 
-asio::awaitable<std::vector<node_outcome>> run_round(
-    const std::vector<std::shared_ptr<node_link>>& nodes, round r)
-{
-    // No coroutine per node: each connection tells the round's state of its reply, and the
-    // round's coroutine wakes once the outcome is decided, or at the deadline.
-    auto ex = co_await asio::this_coro::executor;
-    auto cs = co_await asio::this_coro::cancellation_state;
-    const bool shuffle = r.shuffle;
-    // Ended once the requests are queued, and also if queueing them fails.
-    write_hold hold = std::move(r.ends_hold);
-    const std::vector<bool> skip = std::move(r.skip);
-    const std::string_view skip_detail = r.skip_detail;
-    auto st = std::make_shared<round_state>(ex, std::move(r), nodes);
+namespace {
 
+// Queues the command on every node (shuffled, if asked), but those `skip` names.
+void submit_all(const std::shared_ptr<round_state>& st,
+                const std::vector<std::shared_ptr<node_link>>& nodes, bool shuffle,
+                const std::vector<bool>& skip, std::string_view skip_detail)
+{
     std::size_t order_buf[16];
     std::vector<std::size_t> order_vec;
     std::size_t* order = order_buf;
@@ -299,43 +206,62 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         const std::size_t i = order[k];
         if (i < skip.size() && skip[i]) {
-            st->skip(i, skip_detail);
+            st->outcomes[i].status = node_status::missing;
+            st->outcomes[i].detail = std::string(skip_detail);
+            st->fsm.skipped(i);
         } else {
             nodes[i]->submit(st, static_cast<std::uint32_t>(i), st->cmd);
         }
     }
+}
+
+}  // namespace
+
+asio::awaitable<std::vector<node_outcome>> run_round(
+    const std::vector<std::shared_ptr<node_link>>& nodes, round r)
+{
+    // No coroutine per node: each connection tells the round's state of its reply, and the
+    // round's coroutine wakes once the fsm says the outcome is decided, or at the deadline.
+    auto ex = co_await asio::this_coro::executor;
+    auto cs = co_await asio::this_coro::cancellation_state;
+    const bool shuffle = r.shuffle;
+    // Ended once the requests are queued, and also if queueing them fails.
+    write_hold hold = std::move(r.ends_hold);
+    const std::vector<bool> skip = std::move(r.skip);
+    const std::string_view skip_detail = r.skip_detail;
+    auto st = std::make_shared<round_state>(ex, std::move(r), nodes.size());
+    submit_all(st, nodes, shuffle, skip, skip_detail);
     hold.end();
 
-    // Replies are delivered on this strand, so the loop sees a consistent picture.
-    while (st->remaining > 0) {
+    // Replies are delivered on this strand, so the loop sees a consistent picture. The steps
+    // between two waits take no time: they share one reading of the clock.
+    std::vector<node_outcome> handed;
+    clock::time_point now = clock::now();
+    for (;;) {
         const bool cancelled = cs.cancelled() != asio::cancellation_type::none;
-        if (decided(st->seen, st->rule) || cancelled) {
-            const node_errc why = st->background ? node_errc::in_background
-                                  : cancelled    ? node_errc::cancelled
-                                  : st->seen.reached() || st->seen.replied() >= st->seen.quorum()
-                                      ? node_errc::decided_by_quorum
-                                      : node_errc::quorum_impossible;
-            std::vector<node_outcome> now = st->hand_over(why);
-            if (st->background) {
+        const round_fsm::action a = st->fsm.next(now, cancelled);
+        switch (a.step) {
+            case round_step::wait:
+                co_await st->wake.async_wait(asio::as_tuple(asio::use_awaitable));
+                now = clock::now();
+                break;
+            case round_step::time_out:
+                st->time_out(a.node, *nodes[a.node], now);
+                break;
+            case round_step::give_up:
+                nodes[a.node]->gave_up(*st, a.node, a.timed_out);
+                break;
+            case round_step::hand_over:
+                handed = st->hand_over(a.why, now);
+                break;
+            case round_step::continue_in_background:
                 st->continue_in_background(nodes);
-            } else {
-                st->abandon(nodes);
-            }
-            co_return now;
+                co_return handed;
+            case round_step::background_done:
+            case round_step::complete:
+                co_return st->fsm.handed_over() ? std::move(handed) : std::move(st->outcomes);
         }
-        if (clock::now() >= st->deadline) {
-            for (std::size_t i = 0; i < nodes.size(); ++i) {
-                if (st->pending[i]) {
-                    st->time_out(i, *nodes[i]);
-                }
-            }
-            break;
-        }
-        st->waiting = true;
-        co_await st->wake.async_wait(asio::as_tuple(asio::use_awaitable));
-        st->waiting = false;
     }
-    co_return std::move(st->outcomes);
 }
 
 bool quorum_ruled_out(const std::vector<node_outcome>& outcomes, std::size_t quorum) noexcept
