@@ -94,9 +94,9 @@ class guard
 
     /// Waits until the lock is lost.
     ///
-    /// Completion signature `void(error_code)`: `error::lost` when the lock was lost,
-    /// `error::not_held` when it was released (or never owned) first, `operation_aborted`
-    /// when cancelled (terminal, partial or total).
+    /// Completion signature `void(error_code)`: `error::lost` when the lock was lost, `not_held`
+    /// when it was released (or never owned) first, `shut_down` after `client::async_shutdown`,
+    /// `operation_aborted` when cancelled (terminal, partial or total).
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
     {
@@ -109,12 +109,12 @@ class guard
     /// Unlock: deletes the key on every node where it still holds our value.
     ///
     /// Completion signature `void(error_code)`: success when a quorum had our value,
-    /// `error::not_held` otherwise (it expired or was taken over), `operation_aborted` when
-    /// cancelled (terminal or partial: the deletes already sent still run, keys not deleted
-    /// expire by TTL; a total cancellation is not accepted, since a release cannot be taken
-    /// back). The
-    /// guard owns nothing afterwards, whatever the outcome. The handler runs on its
-    /// associated executor, never inside this call.
+    /// `error::not_held` otherwise (it expired or was taken over), `error::shut_down` when
+    /// started after `client::async_shutdown` (nothing is sent; the keys expire by TTL),
+    /// `operation_aborted` when cancelled (terminal or partial: the deletes already sent still
+    /// run, keys not deleted expire by TTL; a total cancellation is not accepted, since a release
+    /// cannot be taken back). The guard owns nothing afterwards, whatever the outcome. The
+    /// handler runs on its associated executor, never inside this call.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_release(CompletionToken&& token = {})
     {

@@ -6,6 +6,7 @@
 
 #include "core/spawn.hpp"
 #include "lock/client_impl.hpp"
+#include "lock/guard_op_fsm.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/watchdog.hpp"
@@ -21,6 +22,7 @@
 
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace redlock::detail {
@@ -30,131 +32,108 @@ using asio::use_awaitable;
 
 namespace {
 
-// Each operation begins as accept_cancellation() (spawn.hpp) does, inline, to save the frame
-// of a nested coroutine. Release and extend have effects on the nodes that a cancellation
-// cannot take back (deletes already sent go on; some nodes may have extended), so they accept
-// terminal and partial cancellation only; valid and wait_lost change nothing and accept total
-// cancellation as well.
-
-// Why a guard cannot run an extend or valid round, if it cannot.
-error_code unusable(const std::shared_ptr<lock_state>& l)
-{
-    if (!l || !l->owns) {
-        return error::not_held;
-    }
-    if (l->mutex->client->shut_down) {
-        return error::shut_down;
-    }
-    return {};
-}
-
 using void_result = std::tuple<error_code>;
-
-asio::awaitable<void_result> release_op(std::shared_ptr<lock_state> l)
-{
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_partial_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
-    if (!l || !l->owns.exchange(false)) {
-        co_return void_result{error::not_held};
-    }
-    note_released(*l);
-    auto outcomes = co_await run_round(l->mutex->client->connections, handing_off(*l));
-    const tally t = keep_report(*l, std::move(outcomes));
-    if (cancelled(cs)) {
-        co_return void_result{asio::error::operation_aborted};
-    }
-    co_return void_result{t.reached() ? error_code{} : make_error_code(error::not_held)};
-}
-
-asio::awaitable<void_result> extend_op(std::shared_ptr<lock_state> l)
-{
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_partial_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
-    if (error_code ec = unusable(l)) {
-        co_return void_result{ec};
-    }
-    const options& o = l->mutex->opts;
-    if (l->lost) {
-        co_return void_result{error::lost};
-    }
-    // The extension limit is a hard bound: manual extensions count against it too.
-    if (o.auto_extend && o.auto_extend_limit > 0 && l->extensions >= o.auto_extend_limit) {
-        co_return void_result{error::extend_failed};
-    }
-    const auto start = clock::now();
-    if (start >= l->until.load()) {
-        co_return void_result{error::expired};
-    }
-    auto outcomes = co_await run_round(l->mutex->client->connections, extend_round(*l, start));
-    const tally t = keep_report(*l, std::move(outcomes));
-    if (cancelled(cs)) {
-        co_return void_result{asio::error::operation_aborted};
-    }
-    const auto now = clock::now();
-    const auto until = valid_until(start, o.expiry, o.drift_factor);
-    if (t.reached() && now < until) {
-        l->until = until;
-        l->extended_at = start;
-        ++l->extensions;
-        note_extended(l);  // the watch re-reads the validity
-        co_return void_result{error_code{}};
-    }
-    if (l->watched && definitely_gone(t)) {
-        declare_lost(*l);
-    }
-    co_return void_result{now >= l->until.load() ? error::expired : error::extend_failed};
-}
-
 using bool_result = std::tuple<error_code, bool>;
 
-asio::awaitable<bool_result> valid_op(std::shared_ptr<lock_state> l)
+// The lock as `op` finds it. A release takes the ownership first, whatever comes of it.
+guard_facts facts_of(lock_state& l, guard_op op)
 {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-    auto cs = co_await asio::this_coro::cancellation_state;
-    if (error_code ec = unusable(l)) {
-        co_return bool_result{ec, false};
-    }
-    const options& o = l->mutex->opts;
-    request req = check_request(l->mutex->shape(), l->value);
-    round r{.cmd = std::move(req.cmd),
-            .read = req.read,
-            .value = l->value,
-            .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
-            .rule = stop_rule::outcome_known,
-            .quorum = l->mutex->quorum,
-            .shuffle = o.shuffle_nodes};
-    auto outcomes = co_await run_round(l->mutex->client->connections, std::move(r));
-    const tally t = keep_report(*l, std::move(outcomes));
-    if (cancelled(cs)) {
-        co_return bool_result{asio::error::operation_aborted, false};
-    }
-    co_return bool_result{error_code{}, t.reached()};
+    return {.owns = op == guard_op::release ? l.owns.exchange(false) : l.owns.load(),
+            .shut_down = l.mutex->client->shut_down,
+            .lost = l.lost,
+            .extensions = l.extensions,
+            .until = l.until.load(),
+            .now = clock::now()};
 }
 
-asio::awaitable<void_result> wait_lost_op(std::shared_ptr<lock_state> l)
+// The round `op` runs; an extension's validity counts from `start`.
+round round_of(const lock_state& l, guard_op op, clock::time_point start)
+{
+    if (op == guard_op::release) {
+        return handing_off(l);
+    }
+    if (op == guard_op::extend) {
+        return extend_round(l, start);
+    }
+    const options& o = l.mutex->opts;
+    request req = check_request(l.mutex->shape(), l.value);
+    return round{.cmd = std::move(req.cmd),
+                 .read = req.read,
+                 .value = l.value,
+                 .deadline = clock::now() + node_timeout(o.expiry, o.timeout_factor),
+                 .rule = stop_rule::outcome_known,
+                 .quorum = l.mutex->quorum,
+                 .shuffle = o.shuffle_nodes};
+}
+
+// Does what an action says besides its step.
+void carry_out(const std::shared_ptr<lock_state>& l, const guard_op_fsm::action& act)
+{
+    if (act.released) {
+        note_released(*l);
+    }
+    if (act.extended) {
+        l->until = act.until;
+        l->extended_at = act.start;
+        ++l->extensions;
+        note_extended(l);  // the watch re-reads the validity
+    }
+    if (act.declare_lost) {
+        declare_lost(*l);
+    }
+    if (act.watch) {
+        start_watch(l);
+        if (!l->lost_event) {
+            l->lost_event = std::make_unique<asio::steady_timer>(l->mutex->client->strand,
+                                                                 clock::time_point::max());
+        }
+    }
+}
+
+// One operation of a guard: does what its guard_op_fsm says. It begins as
+// accept_cancellation() (spawn.hpp) does, inline, to save the frame of a nested coroutine.
+// Release and extend have effects on the nodes that a cancellation cannot take back (deletes
+// already sent go on; some nodes may have extended), so they accept terminal and partial
+// cancellation only; valid and wait_lost change nothing and accept total cancellation as
+// well.
+template <guard_op Op>
+asio::awaitable<std::conditional_t<Op == guard_op::valid, bool_result, void_result>> guard_op_run(
+    std::shared_ptr<lock_state> l)
 {
     co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    if constexpr (Op == guard_op::release || Op == guard_op::extend) {
+        co_await asio::this_coro::reset_cancellation_state(asio::enable_partial_cancellation());
+    } else {
+        co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    }
     auto cs = co_await asio::this_coro::cancellation_state;
-    if (!l || !l->owns) {
-        co_return void_result{error::not_held};
+    guard_op_fsm fsm(Op, extension_rules_for(l->mutex->opts));
+    for (auto act = fsm.start(facts_of(*l, Op));;) {
+        carry_out(l, act);
+        switch (act.step) {
+            case guard_step::run_round: {
+                auto outcomes =
+                    co_await run_round(l->mutex->client->connections, round_of(*l, Op, act.start));
+                const tally t = keep_report(*l, std::move(outcomes));
+                act = fsm.round_done({.answers = t,
+                                      .cancelled = cancelled(cs),
+                                      .now = clock::now(),
+                                      .until = l->until.load(),
+                                      .watched = l->watched});
+                break;
+            }
+            case guard_step::wait_for_loss:
+                co_await l->lost_event->async_wait(asio::as_tuple(use_awaitable));
+                act = fsm.woken(l->lost, l->owns, cancelled(cs));
+                break;
+            case guard_step::complete:
+                if constexpr (Op == guard_op::valid) {
+                    co_return bool_result{act.ec, act.valid};
+                } else {
+                    co_return void_result{act.ec};
+                }
+        }
     }
-    start_watch(l);
-    if (!l->lost_event) {
-        l->lost_event = std::make_unique<asio::steady_timer>(l->mutex->client->strand,
-                                                             clock::time_point::max());
-    }
-    while (!l->lost && l->owns && !cancelled(cs)) {
-        co_await l->lost_event->async_wait(asio::as_tuple(use_awaitable));
-    }
-    if (l->lost) {
-        co_return void_result{error::lost};
-    }
-    co_return void_result{cancelled(cs) ? make_error_code(asio::error::operation_aborted)
-                                        : make_error_code(error::not_held)};
 }
 
 // A guard that owns nothing has no lock to work on; its operations complete (posted, never
@@ -194,23 +173,27 @@ void run_on_lock(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
 void initiate_release(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
                       void_handler h)
 {
-    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, release_op);
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held},
+                guard_op_run<guard_op::release>);
 }
 
 void initiate_extend(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, void_handler h)
 {
-    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, extend_op);
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held},
+                guard_op_run<guard_op::extend>);
 }
 
 void initiate_valid(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex, bool_handler h)
 {
-    run_on_lock(std::move(l), ex, std::move(h), bool_result{error::not_held, false}, valid_op);
+    run_on_lock(std::move(l), ex, std::move(h), bool_result{error::not_held, false},
+                guard_op_run<guard_op::valid>);
 }
 
 void initiate_wait_lost(std::shared_ptr<lock_state> l, const asio::any_io_executor& ex,
                         void_handler h)
 {
-    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held}, wait_lost_op);
+    run_on_lock(std::move(l), ex, std::move(h), void_result{error::not_held},
+                guard_op_run<guard_op::wait_lost>);
 }
 
 }  // namespace redlock::detail

@@ -91,11 +91,6 @@ tally keep_report(lock_state& l, std::vector<node_outcome> outcomes)
     return t;
 }
 
-bool definitely_gone(const tally& t)
-{
-    return t.taken + t.missing > t.nodes - t.quorum();
-}
-
 void release_in_background(const std::shared_ptr<lock_state>& l)
 {
     if (!l || !l->owns.exchange(false)) {

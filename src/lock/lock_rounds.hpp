@@ -49,10 +49,6 @@ round extend_round(const lock_state& l, clock::time_point start);
 /// `run_round`: an operation awaits `run_round` itself, which saves a frame.)
 tally keep_report(lock_state& l, std::vector<node_outcome> outcomes);
 
-/// The lock's value is provably gone from a majority: nodes answered that the key is
-/// missing or another's, so no quorum can hold it whatever the silent nodes say.
-bool definitely_gone(const tally& t);
-
 /// The release a guard's destructor schedules: nobody awaits it, the client counts it as
 /// background work.
 void release_in_background(const std::shared_ptr<lock_state>& l);

@@ -6,6 +6,7 @@
 #include "lock/client_impl.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
+#include "lock/watchdog_fsm.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -21,11 +22,6 @@ using asio::use_awaitable;
 
 namespace {
 
-clock::duration watch_period(const options& o)
-{
-    return std::chrono::duration_cast<clock::duration>(o.expiry) / 3;
-}
-
 // On the strand: takes `l` out of the watchdog's schedule.
 void unschedule(lock_state& l)
 {
@@ -36,86 +32,86 @@ void unschedule(lock_state& l)
     }
 }
 
-// On the strand: (re)schedules `l`'s next step.
-void schedule_watch(const std::shared_ptr<lock_state>& l)
+watchdog_fsm fsm_of(const lock_state& l)
 {
-    if (!l->owns || l->lost) {
-        return;
+    return watchdog_fsm(extension_rules_for(l.mutex->opts));
+}
+
+watched_lock watched_of(const lock_state& l)
+{
+    return {.owns = l.owns,
+            .lost = l.lost,
+            .until = l.until.load(),
+            .extended_at = l.extended_at,
+            .next_extend = l.next_extend,
+            .extensions = l.extensions};
+}
+
+// The fields the watch's machine may move.
+void store(lock_state& l, const watched_lock& s)
+{
+    l.until = s.until;
+    l.extended_at = s.extended_at;
+    l.next_extend = s.next_extend;
+    l.extensions = s.extensions;
+}
+
+// On the strand: does what the watch of `l` decided (but `extend`, which `step_watch` does).
+void follow(const std::shared_ptr<lock_state>& l, watch_action act)
+{
+    switch (act.step) {
+        case watch_step::stop:
+        case watch_step::extend:
+            unschedule(*l);
+            return;
+        case watch_step::declare_lost:
+            declare_lost(*l);
+            return;
+        case watch_step::wait:
+            break;
     }
-    const options& o = l->mutex->opts;
-    const bool may_extend =
-        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
-    const auto until = l->until.load();
-    const auto due = may_extend ? std::min(l->next_extend, until) : until;
     client_impl& c = *l->mutex->client;
     auto w = c.watch.lock();
     if (!w) {
         w = std::make_shared<watchdog>(c.strand);
         c.watch = w;
     }
-    w->schedule(l, due);
+    w->schedule(l, act.at);
 }
 
-asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_point now,
+asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_point start,
                                    std::shared_ptr<watchdog> w)
 {
-    const options& o = l->mutex->opts;
     tally t;
     try {
         t = keep_report(*l,
-                        co_await run_round(l->mutex->client->connections, extend_round(*l, now)));
+                        co_await run_round(l->mutex->client->connections, extend_round(*l, start)));
     } catch (...) {
         w->extension_done();
         throw;
     }
     w->extension_done();
-    if (!l->owns || l->lost) {
-        co_return;
-    }
-    const auto until = valid_until(now, o.expiry, o.drift_factor);
-    if (t.reached() && clock::now() < until) {
-        l->until = until;
-        l->extended_at = now;
-        ++l->extensions;
-        l->next_extend = now + watch_period(o);
-    } else if (definitely_gone(t)) {
-        declare_lost(*l);
-        co_return;
-    } else {
-        const auto retry_after =
-            std::max<clock::duration>(std::chrono::duration_cast<clock::duration>(o.expiry) / 20,
-                                      std::chrono::milliseconds(1));
-        l->next_extend = clock::now() + retry_after;
-    }
-    schedule_watch(l);
+    watched_lock s = watched_of(*l);
+    const watch_action act = fsm_of(*l).extension_done(s, start, t, clock::now());
+    store(*l, s);
+    follow(l, act);
 }
 
 // On the strand: `l`'s scheduled instant came, or comes within its coalescing window (it is
-// no longer scheduled). An extension due within the window goes now, with the others due:
-// extending a little early is the same extension, and validity counts from its start. False
-// when its extension must wait for running ones to finish (it is then left alone).
-bool watch_step(const std::shared_ptr<lock_state>& l, watchdog& w, clock::time_point now)
+// no longer scheduled). False when its extension must wait for running ones to finish (it is
+// then left alone).
+bool step_watch(const std::shared_ptr<lock_state>& l, watchdog& w, clock::time_point now)
 {
-    if (!l->owns || l->lost) {
+    const watch_action act = fsm_of(*l).due(watched_of(*l), now);
+    if (act.step != watch_step::extend) {
+        follow(l, act);
         return true;
     }
-    const options& o = l->mutex->opts;
-    const bool may_extend =
-        o.auto_extend && (o.auto_extend_limit == 0 || l->extensions < o.auto_extend_limit);
-    const auto window = std::min<clock::duration>(watch_period(o) / 100, watchdog::max_window);
-    if (may_extend && now + window >= l->next_extend && now < l->until.load()) {
-        if (!w.start_extension()) {
-            return false;
-        }
-        asio::co_spawn(l->mutex->client->strand, watch_extend(l, now, w.shared_from_this()),
-                       asio::detached);
-        return true;
+    if (!w.start_extension()) {
+        return false;
     }
-    if (now >= l->until.load()) {
-        declare_lost(*l);
-        return true;
-    }
-    schedule_watch(l);
+    asio::co_spawn(l->mutex->client->strand, watch_extend(l, act.at, w.shared_from_this()),
+                   asio::detached);
     return true;
 }
 
@@ -143,9 +139,12 @@ void note_released(lock_state& l)
 
 void note_extended(const std::shared_ptr<lock_state>& l)
 {
+    // Not while the watch's own extension round runs: its end re-reads the validity.
     if (l->watch_slot != watchdog::npos) {
-        l->next_extend = std::max(l->next_extend, l->extended_at + watch_period(l->mutex->opts));
-        schedule_watch(l);
+        watched_lock s = watched_of(*l);
+        const watch_action act = fsm_of(*l).extended_elsewhere(s);
+        store(*l, s);
+        follow(l, act);
     }
 }
 
@@ -154,8 +153,10 @@ void start_watch(const std::shared_ptr<lock_state>& l)
     if (!l->watched.exchange(true)) {
         // From the strand or (guard::lost_slot) a user's thread.
         asio::dispatch(l->mutex->client->strand, [l] {
-            l->next_extend = l->extended_at + watch_period(l->mutex->opts);
-            schedule_watch(l);
+            watched_lock s = watched_of(*l);
+            const watch_action act = fsm_of(*l).start(s);
+            store(*l, s);
+            follow(l, act);
         });
     }
 }
@@ -295,20 +296,21 @@ void watchdog::fire()
     starved_ = false;
     const auto now = clock::now();
     batch_.clear();
-    while (!heap_.empty() && heap_.front().due <= now + max_window &&
+    while (!heap_.empty() && heap_.front().due <= now + watchdog_fsm::max_window &&
            extending_ + batch_.size() < max_extending) {
         batch_.push_back(heap_.front());
         erase(0);
     }
     for (item& it : batch_) {
-        if (!watch_step(it.lock, *this, now)) {
+        if (!step_watch(it.lock, *this, now)) {
             heap_.emplace_back();
             sift_up(heap_.size() - 1, std::move(it));
         }
     }
     batch_.clear();
     firing_ = false;
-    if (extending_ >= max_extending && !heap_.empty() && heap_.front().due <= now + max_window) {
+    if (extending_ >= max_extending && !heap_.empty() &&
+        heap_.front().due <= now + watchdog_fsm::max_window) {
         // The rest wait for running extensions: extension_done fires again.
         starved_ = true;
         armed_ = false;

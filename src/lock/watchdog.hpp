@@ -2,17 +2,16 @@
 #pragma once
 
 // The watch of held locks: declares a lock lost when its validity runs out and, with
-// options::auto_extend, extends it every expiry / 3 before that. A failed extension is
-// retried (every expiry / 20) while validity lasts, unless the nodes' answers show the lock
-// is gone. Each watched lock sits in its client's watchdog schedule at the instant of its
-// next step.
+// options::auto_extend, extends it before that. What each lock's watch does and when
+// (watchdog_fsm.hpp) is decided by its watchdog_fsm; this runs it: each watched lock sits in
+// its client's watchdog schedule at the instant of its next step, and the extension rounds
+// run here, a bounded number at once.
 
 #include "lock/validity.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,10 +40,6 @@ class watchdog : public std::enable_shared_from_this<watchdog>
     /// Extension rounds the watchdog runs at once; locks due meanwhile wait their turn (a
     /// burst of them must not flood the connections past the per-node deadline).
     static constexpr std::size_t max_extending = 256;
-    /// Extensions due within this much (or 1/100 of a lock's period, if less) of one due
-    /// now go together.
-    static constexpr std::chrono::milliseconds max_window{50};
-
     /// Whether another extension round may start now; if so it is counted as running.
     bool start_extension();
     /// An extension round started by `start_extension` finished: the locks that waited for

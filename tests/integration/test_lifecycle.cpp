@@ -153,6 +153,34 @@ BOOST_FIXTURE_TEST_CASE(loss_on_a_stopped_majority_fires_within_one_expiry, five
     }
 }
 
+BOOST_FIXTURE_TEST_CASE(a_guards_operations_after_shutdown_complete_with_shut_down, five_nodes)
+{
+    redlock::client c(io.get_executor(), config());
+    // Without the fix the wait for loss ended only when this validity ran out.
+    auto m = c.make_mutex("after-shutdown", {.expiry = 3s});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await m.acquire();
+        co_await c.async_shutdown();
+        const auto shut = steady::now();
+        auto [waited] = co_await g.async_wait_lost(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(waited == redlock::error::shut_down);
+        BOOST_TEST((since(shut) < 1000ms));
+        BOOST_TEST(!g.lost());
+        auto [extended] = co_await g.async_extend(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(extended == redlock::error::shut_down);
+        auto [checked, valid] = co_await g.async_valid(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(checked == redlock::error::shut_down);
+        BOOST_TEST(!valid);
+        auto [released] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(released == redlock::error::shut_down);
+        // The guard owns nothing afterwards, as after any release.
+        BOOST_TEST(!g.owns_lock());
+        auto [again] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(again == redlock::error::not_held);
+        co_return 0;
+    }());
+}
+
 BOOST_FIXTURE_TEST_CASE(with_lock_returns_the_work_result_and_releases, five_nodes)
 {
     redlock::client c(io.get_executor(), config());
