@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "engine/handshake.hpp"
 
-#include "core/error_reply.hpp"
 #include "engine/exchange.hpp"
+#include "engine/handshake_fsm.hpp"
 #include "net/connect.hpp"
 #include "resp/resp.hpp"
 
@@ -14,9 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <algorithm>
 #include <exception>
-#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -24,17 +22,12 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 using asio::use_awaitable;
 constexpr auto use_tuple = asio::as_tuple(use_awaitable);
-// See probe_plain: well above a TLS handshake's round trips on a LAN.
-constexpr std::chrono::milliseconds probe_after_max{100};
 
 namespace {
 
-// A TLS handshake with a server that speaks plain Redis gets no answer at all (the server
-// waits for the end of an inline command that never comes), so it would end only at the
-// connect timeout, like one with a stopped server. Once the handshake has taken `after`, a
-// second connection asks the same address for a plain-text PING: a Redis reply proves that
-// the port has no TLS. Completes only then (or when cancelled): otherwise the handshake
-// decides.
+// Once the TLS handshake has taken `after`, a second connection asks the same address for a
+// plain-text PING (see handshake_fsm::plain_ping_answered). Completes only when the reply
+// proves the port has no TLS (or when cancelled): otherwise the handshake decides.
 asio::awaitable<node_failure> probe_plain(asio::generic::stream_protocol::endpoint address,
                                           std::chrono::milliseconds after)
 {
@@ -49,12 +42,10 @@ asio::awaitable<node_failure> probe_plain(asio::generic::stream_protocol::endpoi
         std::vector<resp::reply> replies;
         const node_failure failure =
             co_await exchange(probe, ping, 1, replies, "the plain-text probe");
-        if (!failure &&
-            (replies.front().type == resp::kind::simple_string || replies.front().is_error())) {
-            co_return node_failure{
-                node_errc::tls_mismatch,
-                "TLS handshake unanswered, but the port answered a plain-text PING with '" +
-                    replies.front().text + "' (" + std::string(tls_to_plain_hint) + ")"};
+        if (!failure) {
+            if (node_failure finding = handshake_fsm::plain_ping_answered(replies.front())) {
+                co_return finding;
+            }
         }
     }
     // Whatever listens there is not plain Redis: leave the verdict to the handshake.
@@ -96,46 +87,6 @@ asio::awaitable<node_failure> start_tls(stream& conn, asio::ssl::context& tls,
     co_return std::move(probe_finding);
 }
 
-// AUTH when a password is set; SELECT when `select_db` and the db is not 0.
-asio::awaitable<node_failure> greet(stream& conn, const node& endpoint, bool select_db,
-                                    const std::string& name)
-{
-    std::string hello;
-    std::size_t expected = 0;
-    if (!endpoint.password.empty()) {
-        if (endpoint.username.empty()) {
-            resp::append_command(hello, {"AUTH", endpoint.password});
-        } else {
-            resp::append_command(hello, {"AUTH", endpoint.username, endpoint.password});
-        }
-        ++expected;
-    }
-    if (select_db && endpoint.db != 0) {
-        resp::append_command(hello, {"SELECT", std::to_string(endpoint.db)});
-        ++expected;
-    }
-    if (expected == 0) {
-        co_return node_failure{};
-    }
-    std::vector<resp::reply> replies;
-    if (node_failure failure = co_await exchange(conn, hello, expected, replies, name)) {
-        if (failure.code != node_errc::protocol_error) {
-            failure.detail.insert(0, "handshake with " + name + " failed: ");
-        }
-        co_return failure;
-    }
-    const char* steps[] = {endpoint.password.empty() ? "SELECT" : "AUTH", "SELECT"};
-    for (std::size_t i = 0; i < expected; ++i) {
-        if (replies[i].is_error()) {
-            // The reply text comes from the server and never contains the password.
-            co_return node_failure{
-                classify_error_reply(replies[i].text),
-                std::string(steps[i]) + " on " + name + " failed: " + with_hint(replies[i].text)};
-        }
-    }
-    co_return node_failure{};
-}
-
 node_failure connect_failed(std::string why)
 {
     return node_failure{node_errc::connect_failed, std::move(why)};
@@ -147,23 +98,27 @@ asio::awaitable<node_failure> connect_and_greet(stream& conn, const node& endpoi
                                                 asio::ssl::context* tls, bool verify_name,
                                                 std::chrono::milliseconds timeout)
 {
-    const std::string name = endpoint.endpoint();
-    if (node_failure failure = co_await connect_socket(conn, endpoint)) {
-        co_return failure;
-    }
-    if (endpoint.tls) {
-        if (tls == nullptr) {
-            co_return node_failure{node_errc::tls_failed, "TLS requested for " + name +
-                                                              " but the client has no TLS context"};
+    const handshake_fsm fsm(endpoint, select_db, tls != nullptr, timeout);
+    for (handshake_fsm::action a = fsm.start();;) {
+        switch (a.what) {
+            case handshake_fsm::step::connect:
+                a = fsm.connected(co_await connect_socket(conn, endpoint));
+                break;
+            case handshake_fsm::step::start_tls:
+                a = fsm.tls_done(
+                    co_await start_tls(conn, *tls, endpoint.host, verify_name, a.probe_after));
+                break;
+            case handshake_fsm::step::greet: {
+                std::vector<resp::reply> replies;
+                node_failure failure =
+                    co_await exchange(conn, a.payload, a.replies, replies, fsm.name());
+                a = fsm.greeted(std::move(failure), replies);
+                break;
+            }
+            case handshake_fsm::step::complete:
+                co_return std::move(a.failure);
         }
-        node_failure failure = co_await start_tls(conn, *tls, endpoint.host, verify_name,
-                                                  std::min(probe_after_max, timeout / 4));
-        if (failure) {
-            failure.detail += " (" + name + ")";
-            co_return failure;
-        }
     }
-    co_return co_await greet(conn, endpoint, select_db, name);
 }
 
 asio::awaitable<node_failure> within_deadline(asio::awaitable<node_failure> op,

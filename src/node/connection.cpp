@@ -6,6 +6,7 @@
 #include "core/error_reply.hpp"
 #include "engine/exchange.hpp"
 #include "engine/handshake.hpp"
+#include "node/probe_fsm.hpp"
 #include "node/sentinel/sentinel.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -199,22 +200,32 @@ void connection::start_connect()
 asio::awaitable<void> connection::connect(std::uint64_t generation)
 {
     auto self = shared_from_this();
+    const probe_fsm attempt(generation);
     stream fresh(strand_);
     std::string reached;
-    node_failure failure = co_await open_node(fresh, endpoint_, settings_, true, reached);
-    if (!fsm_.accepts(generation)) {
-        co_return;  // closed or superseded while connecting
-    }
-    if (!failure && fsm_.probing()) {
-        failure = co_await answers_ping(fresh);
-        if (!fsm_.accepts(generation)) {
-            co_return;
+    for (probe_fsm::action a = attempt.start();;) {
+        switch (a.what) {
+            case probe_fsm::step::open:
+                a = attempt.opened(co_await open_node(fresh, endpoint_, settings_, true, reached),
+                                   fsm_);
+                break;
+            case probe_fsm::step::ping:
+                a = attempt.pinged(co_await answers_ping(fresh), fsm_);
+                break;
+            case probe_fsm::step::fail:
+                end_socket(a.failure, ending::failed);
+                co_return;
+            case probe_fsm::step::drop:
+                co_return;  // closed or superseded while connecting
+            case probe_fsm::step::attach:
+                attach(std::move(fresh), std::move(reached));
+                co_return;
         }
     }
-    if (failure) {
-        end_socket(failure, ending::failed);
-        co_return;
-    }
+}
+
+void connection::attach(stream fresh, std::string reached)
+{
     reached_ = std::move(reached);
     if (fsm_.connected()) {
         ++stats_.reconnects;
@@ -225,8 +236,7 @@ asio::awaitable<void> connection::connect(std::uint64_t generation)
     runner_.attach(std::move(fresh), weak_from_this());
 }
 
-// A stopped server (SIGSTOP, a frozen VM) still accepts connections: its kernel completes
-// them. Only an answer shows that it runs again.
+// Any reply shows that the server runs (see probe_fsm::opened).
 asio::awaitable<node_failure> connection::answers_ping(stream& fresh)
 {
     std::string ping;
@@ -272,24 +282,22 @@ void connection::on_failure(const socket_failure& failure)
     end_socket(describe(failure), ending::failed);
 }
 
-// A TLS port resets a connection whose first bytes are not a TLS handshake. A reset before
-// any reply on a plain connection is therefore reported with that hint; it makes the node
-// count as misconfigured (a reset after replies is a dropped connection, which may pass).
+// The code is probe_fsm's: a reset before any reply on a plain connection gets the hint of
+// a TLS port.
 node_failure connection::describe(const socket_failure& failure) const
 {
-    if (failure.where == socket_failure::stage::matching) {
-        return node_failure{node_errc::protocol_error,
-                            "protocol error from " + name_ + ": " + failure.diagnostics};
+    const node_errc code =
+        probe_fsm::failure_code(failure, mux_.heard_from_server(), endpoint_.tls);
+    if (code == node_errc::protocol_error) {
+        return node_failure{code, "protocol error from " + name_ + ": " + failure.diagnostics};
     }
     const bool reading = failure.where == socket_failure::stage::reading;
     if (reading && failure.error == asio::error::eof) {
-        return node_failure{node_errc::connection_lost, "connection closed by " + name_};
+        return node_failure{code, "connection closed by " + name_};
     }
-    node_failure why{node_errc::connection_lost, (reading ? "read from " : "write to ") + name_ +
-                                                     " failed: " + failure.error.message()};
-    if (failure.error == asio::error::connection_reset && !mux_.heard_from_server() &&
-        !endpoint_.tls) {
-        why.code = node_errc::tls_mismatch;
+    node_failure why{code, (reading ? "read from " : "write to ") + name_ +
+                               " failed: " + failure.error.message()};
+    if (code == node_errc::tls_mismatch) {
         why.detail += " before any reply (";
         why.detail += plain_to_tls_hint;
         why.detail += ')';

@@ -100,6 +100,7 @@ class connection final : public node_link,
     void refuse(request_owner& owner, std::uint32_t index, clock::time_point now);
     void start_connect();
     boost::asio::awaitable<void> connect(std::uint64_t generation);
+    void attach(stream fresh, std::string reached);
     boost::asio::awaitable<node_failure> answers_ping(stream& fresh);
     void check_silence_soon();
     void check_silence(std::uint64_t generation, std::uint64_t mark);

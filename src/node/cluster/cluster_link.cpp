@@ -18,12 +18,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// A request follows at most this many redirections: a slot moves once at a time, so more
-// mean the masters disagree about it (a failover under way), which a new map settles.
-constexpr int max_redirections = 5;
-// The slot map is learned again at most this often, however many requests fail meanwhile.
-constexpr std::chrono::milliseconds map_interval{100};
-
 const std::string& asking_prefix()
 {
     static const std::string text = [] {
@@ -89,8 +83,7 @@ cluster_link::cluster_link(asio::any_io_executor strand, node cluster, connectio
       cluster_(std::move(cluster)),
       name_(cluster_.endpoint()),
       settings_(std::move(settings)),
-      slot_owner_(cluster_slots, 0),
-      backoff_(settings_.backoff_min)
+      map_(cluster_.cluster_seeds, name_, settings_.backoff_min, settings_.backoff_max)
 {
 }
 
@@ -109,7 +102,7 @@ void cluster_link::submit(std::shared_ptr<request_owner> owner, std::uint32_t in
         sweep_at_ = std::max<std::size_t>(64, 2 * live_.size());
     }
     live_[{r->owner.get(), index}] = r;
-    route(r);
+    route(r, false);
 }
 
 void cluster_link::gave_up(const request_owner& owner, std::uint32_t index, bool timed_out)
@@ -119,100 +112,78 @@ void cluster_link::gave_up(const request_owner& owner, std::uint32_t index, bool
         return;
     }
     if (auto r = it->second.lock(); r && r->via != 0) {
-        servers_[r->via - 1].link->gave_up(*r, 0, timed_out);
+        servers_[r->via - 1]->gave_up(*r, 0, timed_out);
     }
     live_.erase(it);
 }
 
-void cluster_link::route(const std::shared_ptr<routed>& r)
+// A request given up on still goes to its master, as on a connection: a round that stopped
+// early at a quorum still sets the key there, and a clean-up still deletes it.
+void cluster_link::route(const std::shared_ptr<routed>& r, bool waited)
 {
-    if (closed_) {
-        fail(*r, last_failure_);
-        return;
-    }
-    // A request given up on still goes to its master, as on a connection: a round that
-    // stopped early at a quorum still sets the key here, and a clean-up still deletes it.
-    if (map_known_) {
-        const std::optional<std::uint16_t> slot = slot_of(*r->cmd);
-        if (!slot) {
-            // A command without keys: any master may run it.
-            const auto any = std::find_if(slot_owner_.begin(), slot_owner_.end(),
-                                          [](std::uint16_t owner) { return owner != 0; });
-            send(r, *any - 1u);  // a known map has a master
+    const cluster_map_fsm::route to = map_.route_for(slot_of(*r->cmd), clock::now(), waited);
+    switch (to.what) {
+        case cluster_map_fsm::route::step::send:
+            send(r, to.server);
             return;
-        }
-        if (const std::uint16_t owner = slot_owner_[*slot]; owner != 0) {
-            send(r, owner - 1);
+        case cluster_map_fsm::route::step::refuse:
+            live_.erase({r->owner.get(), r->index});
+            fail(*r, to.failure);
             return;
-        }
-    } else if (clock::now() < retry_at_) {
-        fail(*r, last_failure_);
-        return;
+        case cluster_map_fsm::route::step::wait:
+            r->via = 0;
+            waiting_.push_back(r);
+            learn_map_soon();
+            return;
     }
-    r->via = 0;
-    waiting_.push_back(r);
-    learn_map_soon();
 }
 
 void cluster_link::send(const std::shared_ptr<routed>& r, std::size_t server)
 {
     r->via = server + 1;
-    servers_[server].link->submit(r, 0, r->to_send());
+    // A copy: the submit may add connections (a request failed at once reaches its owner,
+    // which may send more).
+    const std::shared_ptr<connection> link = connection_at(server);
+    link->submit(r, 0, r->to_send());
     if (r->given_up(0)) {
         // Given up while it waited for the map: the connection reads its reply and drops it.
-        servers_[server].link->gave_up(*r, 0, false);
+        link->gave_up(*r, 0, false);
     }
 }
 
 void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result result)
 {
-    if (result.status == exec_result::outcome::replied && r->asking) {
+    const bool replied = result.status == exec_result::outcome::replied;
+    if (replied && r->asking) {
         result.reply = without_asking(std::move(result.reply), r->cmd->replies);
     }
-    if (result.status == exec_result::outcome::failed) {
-        // The server may have failed over to a replica: the map says where its slots went.
+    const resp::reply& first = replied && r->cmd->replies > 1 &&
+                                       result.reply.type == resp::kind::array &&
+                                       !result.reply.elements.empty()
+                                   ? result.reply.elements.front()
+                                   : result.reply;
+    const cluster_map_fsm::verdict v = map_.outcome(result.status == exec_result::outcome::failed,
+                                                    first, r->redirections, r->via - 1);
+    if (v.learn) {
         learn_map_soon();
     }
-    const resp::reply& first =
-        result.status == exec_result::outcome::replied && r->cmd->replies > 1 &&
-                result.reply.type == resp::kind::array && !result.reply.elements.empty()
-            ? result.reply.elements.front()
-            : result.reply;
-    if (result.status == exec_result::outcome::replied && first.is_error()) {
-        if (auto redirect = read_redirection(first.text, servers_[r->via - 1].where)) {
-            if (r->redirections < max_redirections) {
-                ++r->redirections;
-                const std::size_t to = server_at(redirect->to);
-                r->asking = redirect->ask;
-                if (redirect->ask) {
-                    if (!r->with_asking) {
-                        r->with_asking = std::make_unique<command>(*r->cmd);
-                        r->with_asking->payload.insert(0, asking_prefix());
-                        const auto shift = static_cast<std::uint32_t>(asking_prefix().size());
-                        r->with_asking->script_at += shift;
-                        r->with_asking->key_at += r->cmd->key_at != 0 ? shift : 0;
-                        r->with_asking->replies = static_cast<std::uint8_t>(r->cmd->replies + 1);
-                        r->with_asking->own_reply = 1;
-                    }
-                } else {
-                    slot_owner_[redirect->slot] = static_cast<std::uint16_t>(to + 1);
-                    learn_map_soon();  // a slot moved: others may have too
-                }
-                send(r, to);
-                return;
-            }
-            // The masters disagree about the slot: until a new map settles it, the cluster
-            // cannot serve it.
-            result = exec_result{exec_result::outcome::failed,
-                                 {},
-                                 "followed " + std::to_string(max_redirections) +
-                                     " redirections without reaching the master of slot " +
-                                     std::to_string(redirect->slot) + ", the last to " +
-                                     address_name(redirect->to),
-                                 node_errc::cluster_down};
-        } else if (classify_error_reply(first.text) == node_errc::cluster_down) {
-            learn_map_soon();
+    if (v.follow) {
+        ++r->redirections;
+        r->asking = v.ask;
+        if (v.ask && !r->with_asking) {
+            r->with_asking = std::make_unique<command>(*r->cmd);
+            r->with_asking->payload.insert(0, asking_prefix());
+            const auto shift = static_cast<std::uint32_t>(asking_prefix().size());
+            r->with_asking->script_at += shift;
+            r->with_asking->key_at += r->cmd->key_at != 0 ? shift : 0;
+            r->with_asking->replies = static_cast<std::uint8_t>(r->cmd->replies + 1);
+            r->with_asking->own_reply = 1;
         }
+        send(r, v.to);
+        return;
+    }
+    if (v.failure) {
+        result = exec_result{exec_result::outcome::failed, {}, v.failure.detail, v.failure.code};
     }
     live_.erase({r->owner.get(), r->index});
     if (!r->given_up(0)) {
@@ -220,136 +191,76 @@ void cluster_link::delivered(const std::shared_ptr<routed>& r, exec_result resul
     }
 }
 
-std::size_t cluster_link::server_at(const server_address& a)
+// The connection to the server `map_` numbers `server`, made when first needed.
+const std::shared_ptr<connection>& cluster_link::connection_at(std::size_t server)
 {
-    const std::string address = address_name(a);
-    for (std::size_t i = 0; i < servers_.size(); ++i) {
-        if (servers_[i].address == address) {
-            return i;
+    while (servers_.size() <= server) {
+        auto c = std::make_shared<connection>(
+            strand_, node_at(cluster_, map_.where(servers_.size())), settings_);
+        for (unsigned i = 0; i < writes_held_; ++i) {
+            c->hold_writes();
         }
+        std::lock_guard lock(servers_mutex_);
+        servers_.push_back(std::move(c));
     }
-    auto c = std::make_shared<connection>(strand_, node_at(cluster_, a), settings_);
-    for (unsigned i = 0; i < writes_held_; ++i) {
-        c->hold_writes();
-    }
-    std::lock_guard lock(servers_mutex_);
-    servers_.push_back(server{a, address, std::move(c)});
-    return servers_.size() - 1;
+    return servers_[server];
 }
 
 void cluster_link::learn_map_soon()
 {
-    if (closed_) {
-        return;
+    if (map_.learn_soon()) {
+        asio::co_spawn(
+            strand_, [self = shared_from_this()] { return self->learn_map(); }, asio::detached);
     }
-    if (learning_) {
-        learn_again_ = true;
-        return;
-    }
-    learning_ = true;
-    asio::co_spawn(
-        strand_, [self = shared_from_this()] { return self->learn_map(); }, asio::detached);
 }
 
+// Runs the learning `map_` decides.
 asio::awaitable<void> cluster_link::learn_map()
 {
     auto self = shared_from_this();
-    do {
-        learn_again_ = false;
-        if (map_known_ && clock::now() < learned_at_ + map_interval) {
-            asio::steady_timer pause(strand_, learned_at_ + map_interval);
-            co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
-        }
-        if (closed_) {
-            break;
-        }
-        // The masters known so far first (after a failover most of them still answer), then
-        // the seeds.
-        std::vector<std::size_t> sources;
-        for (std::uint16_t owner : slot_owner_) {
-            if (owner != 0 &&
-                std::find(sources.begin(), sources.end(), owner - 1) == sources.end()) {
-                sources.push_back(owner - 1);
-            }
-        }
-        for (const server_address& seed : cluster_.cluster_seeds) {
-            if (const std::size_t s = server_at(seed);
-                std::find(sources.begin(), sources.end(), s) == sources.end()) {
-                sources.push_back(s);
-            }
-        }
-        failure_list failures;
-        bool learned = false;
-        for (std::size_t source : sources) {
-            const node_failure why = co_await ask_for_map(source);
-            if (!why) {
-                learned = true;
+    using step = cluster_map_fsm::learning::step;
+    for (cluster_map_fsm::learning a = map_.next_round(clock::now());;) {
+        switch (a.what) {
+            case step::pause: {
+                asio::steady_timer pause(strand_, a.until);
+                co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+                a = map_.paused(clock::now());
                 break;
             }
-            failures.add(why);
-            if (closed_) {
+            case step::ask:
+                a = co_await ask_for_map(a.source);
                 break;
-            }
-        }
-        learned_at_ = clock::now();
-        if (learned) {
-            backoff_ = settings_.backoff_min;
-            auto ready = std::move(waiting_);
-            waiting_.clear();
-            for (auto& r : ready) {
-                const std::optional<std::uint16_t> slot = slot_of(*r->cmd);
-                if (!map_known_ || (slot && slot_owner_[*slot] == 0)) {
-                    live_.erase({r->owner.get(), r->index});
-                    if (!r->given_up(0)) {
-                        fail(*r, node_failure{node_errc::cluster_down,
-                                              "slot " + std::to_string(*slot) + " of " + name_ +
-                                                  " has no master (CLUSTER SLOTS leaves it out)"});
-                    }
-                    continue;
+            case step::learned: {
+                auto ready = std::move(waiting_);
+                waiting_.clear();
+                for (auto& r : ready) {
+                    route(r, true);
                 }
-                route(r);
+                a = map_.round_done(clock::now());
+                break;
             }
-        } else if (!closed_) {
-            last_failure_ = failures.joined("no server of " + name_ + " told the slot map",
-                                            node_errc::cluster_down);
-            if (!map_known_) {
-                retry_at_ = clock::now() + backoff_;
-                backoff_ = std::min(backoff_ * 2, settings_.backoff_max);
-            }
-            fail_waiting(last_failure_);
+            case step::failed:
+                fail_waiting(a.failure);
+                a = map_.round_done(clock::now());
+                break;
+            case step::stop:
+                co_return;
         }
-    } while (learn_again_ && !closed_);
-    learning_ = false;
+    }
 }
 
-asio::awaitable<node_failure> cluster_link::ask_for_map(std::size_t source)
+asio::awaitable<cluster_map_fsm::learning> cluster_link::ask_for_map(std::size_t source)
 {
     command ask;
     resp::append_command(ask.payload, {"CLUSTER", "SLOTS"});
     // Each source may take the connect timeout: a stopped master is passed over after it.
-    const std::shared_ptr<connection> c = servers_[source].link;
+    const std::shared_ptr<connection> c = connection_at(source);
     exec_result r = co_await execute(*c, std::move(ask), clock::now() + settings_.connect_timeout);
+    node_failure failure;
     if (r.status != exec_result::outcome::replied) {
-        co_return node_failure{r.code, std::move(r.detail)};
+        failure = node_failure{r.code, std::move(r.detail)};
     }
-    node_failure why;
-    auto map = read_slot_map(r.reply, servers_[source].where, why);
-    if (!map) {
-        why.detail.insert(0, "CLUSTER SLOTS on " + servers_[source].address + ": ");
-        co_return why;
-    }
-    apply(*map);
-    co_return node_failure{};
-}
-
-void cluster_link::apply(const std::vector<slot_range>& map)
-{
-    std::fill(slot_owner_.begin(), slot_owner_.end(), std::uint16_t{0});
-    for (const slot_range& range : map) {
-        const auto owner = static_cast<std::uint16_t>(server_at(range.master) + 1);
-        std::fill(slot_owner_.begin() + range.first, slot_owner_.begin() + range.last + 1, owner);
-    }
-    map_known_ = true;
+    co_return map_.answered(std::move(failure), r.reply, clock::now());
 }
 
 void cluster_link::fail_waiting(const node_failure& why)
@@ -375,8 +286,8 @@ void cluster_link::fail(const routed& r, const node_failure& why)
 void cluster_link::hold_writes() noexcept
 {
     ++writes_held_;
-    for (server& s : servers_) {
-        s.link->hold_writes();
+    for (const auto& link : servers_) {
+        link->hold_writes();
     }
 }
 
@@ -386,25 +297,25 @@ void cluster_link::resume_writes()
         return;
     }
     --writes_held_;
-    for (server& s : servers_) {
-        s.link->resume_writes();
+    for (const auto& link : servers_) {
+        link->resume_writes();
     }
 }
 
 void cluster_link::close(const std::string& why)
 {
-    closed_ = true;
-    last_failure_ = node_failure{node_errc::closed, why};
-    for (server& s : servers_) {
-        s.link->close(why);
+    const node_failure closed{node_errc::closed, why};
+    map_.close(closed);
+    for (const auto& link : servers_) {
+        link->close(why);
     }
-    fail_waiting(last_failure_);
+    fail_waiting(closed);
 }
 
 std::optional<server_address> cluster_link::master_of(std::uint16_t slot) const
 {
-    if (const std::uint16_t owner = slot_owner_[slot]; owner != 0) {
-        return servers_[owner - 1u].where;
+    if (const auto master = map_.master_of(slot)) {
+        return map_.where(*master);
     }
     return std::nullopt;
 }
@@ -414,8 +325,8 @@ node_counters cluster_link::counters() const
     node_counters sum;
     sum.endpoint = name_;
     std::lock_guard lock(servers_mutex_);
-    for (const server& s : servers_) {
-        const node_counters c = s.link->counters();
+    for (const auto& link : servers_) {
+        const node_counters c = link->counters();
         sum.requests += c.requests;
         sum.replies += c.replies;
         sum.errors += c.errors;

@@ -6,7 +6,7 @@
 // master of its command's slot, MOVED and ASK followed. All members run on the client's
 // strand.
 
-#include "node/cluster/cluster_map.hpp"
+#include "node/cluster/cluster_map_fsm.hpp"
 #include "node/connection.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -45,22 +45,14 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     struct routed;
     friend struct routed;
 
-    struct server
-    {
-        server_address where;
-        /// `where` as reports name it.
-        std::string address;
-        std::shared_ptr<connection> link;
-    };
-
-    void route(const std::shared_ptr<routed>& r);
+    /// Where `r` goes now (`waited`: it waited for a map, learned since).
+    void route(const std::shared_ptr<routed>& r, bool waited);
     void send(const std::shared_ptr<routed>& r, std::size_t server);
     void delivered(const std::shared_ptr<routed>& r, exec_result result);
-    std::size_t server_at(const server_address& a);
+    const std::shared_ptr<connection>& connection_at(std::size_t server);
     void learn_map_soon();
     boost::asio::awaitable<void> learn_map();
-    boost::asio::awaitable<node_failure> ask_for_map(std::size_t source);
-    void apply(const std::vector<slot_range>& map);
+    boost::asio::awaitable<cluster_map_fsm::learning> ask_for_map(std::size_t source);
     void fail_waiting(const node_failure& why);
     // Tells `r`'s owner that it failed with `why`.
     static void fail(const routed& r, const node_failure& why);
@@ -69,28 +61,19 @@ class cluster_link final : public node_link, public std::enable_shared_from_this
     node cluster_;
     std::string name_;
     connection_settings settings_;
-    /// Every server connected to so far (masters, and seeds that may be replicas); never
-    /// removed, so that indices stay valid.
-    std::vector<server> servers_;
+    /// The servers the map knows, the slot map and its learning.
+    cluster_map_fsm map_;
+    /// One connection per server `map_` numbers, made when first used; never removed, so that
+    /// numbers stay valid.
+    std::vector<std::shared_ptr<connection>> servers_;
     /// Guards `servers_` against `counters` from other threads (the strand adds to it).
     mutable std::mutex servers_mutex_;
-    /// For each slot: 1 + the index in `servers_` of its master; 0 while unknown.
-    std::vector<std::uint16_t> slot_owner_;
-    bool map_known_ = false;
     /// Requests waiting for the slot map.
     std::vector<std::shared_ptr<routed>> waiting_;
-    bool learning_ = false;
-    bool learn_again_ = false;
-    clock::time_point learned_at_{};
-    /// While no map could be learned: when to try again, and why it failed.
-    clock::time_point retry_at_{};
-    std::chrono::milliseconds backoff_;
-    node_failure last_failure_;
     /// Requests on their way, by owner and index, for `gave_up`.
     std::map<std::pair<const request_owner*, std::uint32_t>, std::weak_ptr<routed>> live_;
     std::size_t sweep_at_ = 64;
     unsigned writes_held_ = 0;
-    bool closed_ = false;
 };
 
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 #include "engine/exchange.hpp"
 #include "engine/handshake.hpp"
 #include "engine/pubsub.hpp"
+#include "node/sentinel/sentinel_resolve_fsm.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -35,27 +36,16 @@ std::optional<std::uint16_t> port_number(std::string_view text)
     return static_cast<std::uint16_t>(value);
 }
 
-node sentinel_server(const node& n, const server_address& a)
-{
-    node s;
-    s.host = a.host;
-    s.port = a.port;
-    s.tls = n.tls;
-    return s;
-}
-
-// Asks one Sentinel for the master's address: the reply, or why there is none.
-asio::awaitable<node_failure> ask_sentinel(const node& sentinel, const std::string& master_name,
+// Asks one Sentinel `question` (one command): the reply, or why there is none.
+asio::awaitable<node_failure> ask_sentinel(const node& sentinel, const std::string& question,
                                            asio::ssl::context* tls, bool verify_name,
                                            std::chrono::milliseconds timeout, resp::reply& reply)
 {
     stream q(co_await asio::this_coro::executor);
     node_failure why = co_await connect_and_greet(q, sentinel, false, tls, verify_name, timeout);
     if (!why) {
-        std::string ask;
-        resp::append_command(ask, {"SENTINEL", "get-master-addr-by-name", master_name});
         std::vector<resp::reply> replies;
-        why = co_await exchange(q, ask, 1, replies, "Sentinel " + sentinel.endpoint());
+        why = co_await exchange(q, question, 1, replies, "Sentinel " + sentinel.endpoint());
         if (!why) {
             reply = std::move(replies.front());
         }
@@ -64,79 +54,40 @@ asio::awaitable<node_failure> ask_sentinel(const node& sentinel, const std::stri
     co_return why;
 }
 
-// Asks the Sentinels of `n` in order for its master, each for a share of `timeout` (so that a
-// stopped one leaves time to ask the others and connect); the reasons of those that did not
-// say.
-asio::awaitable<std::optional<server_address>> ask_sentinels(const node& n, asio::ssl::context* tls,
-                                                             bool verify_name,
-                                                             std::chrono::milliseconds timeout,
-                                                             failure_list& failures)
-{
-    const auto share = timeout / static_cast<int>(n.sentinels.size() + 1);
-    for (const server_address& a : n.sentinels) {
-        const node sentinel = sentinel_server(n, a);
-        resp::reply reply;
-        node_failure why = co_await within_deadline(
-            ask_sentinel(sentinel, n.master_name, tls, verify_name, share, reply), share,
-            "asking Sentinel " + sentinel.endpoint());
-        if (!why) {
-            if (auto master = read_master_address(reply, why)) {
-                co_return master;
-            }
-            why.detail.insert(0, "Sentinel " + sentinel.endpoint() + ": ");
-        }
-        failures.add(why);
-    }
-    co_return std::nullopt;
-}
-
-// ROLE's first word: "master", "slave" ..., or what came instead.
-std::string role_of(const resp::reply& r)
-{
-    if (!r.elements.empty()) {
-        return r.elements[0].text;
-    }
-    return r.is_error() ? r.text : std::string("?");
-}
-
+// Runs the lookup `sentinel_resolve_fsm` decides; `s` ends at the master.
 asio::awaitable<node_failure> open_master(stream& s, const node& n, bool select_db,
                                           asio::ssl::context* tls, bool verify_name,
                                           std::chrono::milliseconds timeout, std::string& reached)
 {
-    failure_list failures;
-    const auto master = co_await ask_sentinels(n, tls, verify_name, timeout, failures);
-    if (!master) {
-        co_return failures.joined(
-            "no Sentinel of " + n.endpoint() + " named the master '" + n.master_name + "'",
-            node_errc::no_master);
+    sentinel_resolve_fsm lookup(n, timeout);
+    for (sentinel_resolve_fsm::action a = lookup.start();;) {
+        resp::reply reply;
+        std::vector<resp::reply> replies;
+        switch (a.what) {
+            case sentinel_resolve_fsm::step::ask_sentinel: {
+                node_failure why = co_await within_deadline(
+                    ask_sentinel(a.server, a.payload, tls, verify_name, a.timeout, reply),
+                    a.timeout, "asking Sentinel " + a.server.endpoint());
+                a = lookup.sentinel_answered(std::move(why), reply);
+                break;
+            }
+            case sentinel_resolve_fsm::step::connect_master:
+                reached = lookup.reached();
+                a = lookup.master_connected(co_await connect_and_greet(s, a.server, select_db, tls,
+                                                                       verify_name, a.timeout));
+                break;
+            case sentinel_resolve_fsm::step::ask_role: {
+                node_failure why = co_await exchange(s, a.payload, 1, replies, reached);
+                if (!why) {
+                    reply = std::move(replies.front());
+                }
+                a = lookup.role_answered(std::move(why), reply);
+                break;
+            }
+            case sentinel_resolve_fsm::step::complete:
+                co_return std::move(a.failure);
+        }
     }
-    const node server = node_at(n, *master);
-    reached = server.endpoint();
-    if (node_failure why =
-            co_await connect_and_greet(s, server, select_db, tls, verify_name, timeout)) {
-        why.detail.insert(0, "the master the Sentinels name: ");
-        co_return why;
-    }
-    // Right after a failover a Sentinel may still name the old master, which is becoming a
-    // replica: locking there would be lost with its data.
-    std::string role;
-    resp::append_command(role, {"ROLE"});
-    std::vector<resp::reply> replies;
-    if (node_failure why = co_await exchange(s, role, 1, replies, reached)) {
-        why.detail.insert(0, "ROLE on " + reached + " failed: ");
-        co_return why;
-    }
-    const resp::reply& r = replies.front();
-    if (r.is_error() && classify_error_reply(r.text) == node_errc::no_permission) {
-        co_return node_failure{};  // the user may not ask; the Sentinels' word stands
-    }
-    if (r.type != resp::kind::array || r.elements.empty() || r.elements[0].text != "master") {
-        co_return node_failure{node_errc::master_switched, "the Sentinels name " + reached +
-                                                               " as the master '" + n.master_name +
-                                                               "', but its ROLE is '" + role_of(r) +
-                                                               "' (a failover in progress?)"};
-    }
-    co_return node_failure{};
 }
 
 }  // namespace
@@ -155,6 +106,15 @@ asio::awaitable<node_failure> open_node(stream& s, const node& n,
     co_return co_await within_deadline(
         open_master(s, n, select_db, tls, verify_name, timeout, reached), timeout,
         "finding the master of " + n.endpoint());
+}
+
+node sentinel_server(const node& n, const server_address& a)
+{
+    node s;
+    s.host = a.host;
+    s.port = a.port;
+    s.tls = n.tls;
+    return s;
 }
 
 node node_at(const node& n, const server_address& a)

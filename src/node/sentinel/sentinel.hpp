@@ -41,6 +41,10 @@ boost::asio::awaitable<node_failure> open_node(stream& s, const node& n,
 /// masters or seeds): `n`'s credentials, database and TLS, no Sentinels or seeds. Pure.
 node node_at(const node& n, const server_address& a);
 
+/// A Sentinel of the node `n` at `a`: `n`'s TLS, none of its credentials (Sentinels are asked
+/// without a password). Pure.
+node sentinel_server(const node& n, const server_address& a);
+
 /// Reads a reply to `SENTINEL get-master-addr-by-name`: the master's address, or nullopt
 /// with the reason in `why` (the Sentinel does not know the name: `no_master`; an error
 /// reply; a malformed reply: `unexpected_reply`). Pure.
