@@ -142,11 +142,21 @@ return token
 )lua";
 
 // Raises each counter to at least ARGV[1], the token the quorum gave: once a majority holds
-// it, every later acquisition's quorum meets one of them and gets a larger token.
+// it, every later acquisition's quorum meets one of them and gets a larger token. A missing
+// counter starts at the server's clock first, as in fenced_acquire: a write-back can arrive
+// late (its client paused, its connection re-made) on a node that restarted without its
+// data meanwhile, and an old token must not put that node's counter below the tokens handed
+// out since.
 constexpr std::string_view fence_raise = R"lua(
 local token = tonumber(ARGV[1])
 for i = 1, #KEYS do
-  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local current = redis.call('GET', KEYS[i])
+  if not current then
+    local now = redis.call('TIME')
+    current = now[1] .. string.rep('0', 6 - #now[2]) .. now[2]
+    redis.call('SET', KEYS[i], current)
+  end
+  current = tonumber(current)
   if current == nil or current < token then redis.call('SET', KEYS[i], ARGV[1]) end
 end
 return 1

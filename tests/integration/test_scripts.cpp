@@ -6,6 +6,7 @@
 
 #include "fixture.hpp"
 
+#include "protocol/key_space.hpp"
 #include "protocol/script_table.hpp"
 #include "protocol/scripts.hpp"
 #include "resp/resp.hpp"
@@ -192,6 +193,26 @@ BOOST_AUTO_TEST_CASE(a_plain_acquire_takes_all_keys_or_none)
     BOOST_TEST(redis_pttl(port, two_keys[1]) > 0);
     // Held, even by the same value: an acquire is refused.
     BOOST_TEST(run_script(port, detail::acquire_request(shape, "me", 60s)) == "-1");
+}
+
+// A fencing write-back can reach a node after it restarted without its data (the client
+// paused, or its connection was made again). The counter it finds missing must start at the
+// node's clock, as an acquire would start it, not at the old token: otherwise the node would
+// hand out tokens below those already handed out.
+BOOST_AUTO_TEST_CASE(a_late_write_back_does_not_set_a_lost_counter_below_the_clock)
+{
+    redis_server node;
+    const std::uint16_t port = node.port();
+    const std::vector<std::string> key{"lock:late"};
+    const detail::lock_shape shape{key, false, true};
+    const std::string counter = detail::fence_key("", key[0]);
+    const std::uint64_t clock_before = static_cast<std::uint64_t>(server_ms(port)) * 1000;
+    BOOST_TEST(run_script(port, detail::fence_raise_request(shape, 5)) == "1");
+    BOOST_TEST(std::stoull(redis_command(port, {"GET", counter})) >= clock_before);
+    // A token above the counter still raises it.
+    const std::uint64_t above = static_cast<std::uint64_t>(server_ms(port)) * 1000 + 1'000'000'000;
+    BOOST_TEST(run_script(port, detail::fence_raise_request(shape, above)) == "1");
+    BOOST_TEST(redis_command(port, {"GET", counter}) == std::to_string(above));
 }
 
 BOOST_FIXTURE_TEST_CASE(repeated_scripts_run_by_digest_without_noscript, five_nodes)
