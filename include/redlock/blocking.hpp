@@ -10,6 +10,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/detail/timed_wait.hpp>
 #include <redlock/error.hpp>
 #include <redlock/observability.hpp>
 #include <redlock/options.hpp>
@@ -77,26 +78,14 @@ class mutex
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout)
     {
-        if (timeout <= timeout.zero()) {
-            return try_lock();
-        }
-        // Compared in floating point: no duration type can overflow there.
-        using seconds = std::chrono::duration<double>;
-        if (seconds(timeout) >= seconds(longest_wait)) {
-            return try_lock_within(longest_wait);
-        }
-        return try_lock_within(std::chrono::ceil<std::chrono::milliseconds>(timeout));
+        return try_lock_within(detail::timed_wait(timeout));
     }
     /// As `try_lock_for(deadline - Clock::now())`: the deadline is read once, on `Clock`, and
     /// followed on `std::chrono::steady_clock` from then on.
     template <class Clock, class Duration>
     bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline)
     {
-        const auto now = Clock::now();
-        if (deadline <= now) {
-            return try_lock();
-        }
-        return try_lock_for(deadline - now);
+        return try_lock_within(detail::timed_wait_until(deadline));
     }
     /// Releases the lock and waits for the nodes (bounded by the per-node deadline); never
     /// throws. On the client's io thread it starts the release without waiting.
@@ -140,8 +129,7 @@ class mutex
     friend class client;
     explicit mutex(std::shared_ptr<detail::mutex_core> core) noexcept : core_(std::move(core)) {}
 
-    /// `options::wait` allows no more.
-    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
+    /// One attempt when `timeout` is 0, attempts until it has passed otherwise.
     bool try_lock_within(std::chrono::milliseconds timeout);
 
     std::shared_ptr<detail::mutex_core> core_;
@@ -182,24 +170,13 @@ class semaphore
     template <class Rep, class Period>
     bool try_acquire_for(const std::chrono::duration<Rep, Period>& timeout)
     {
-        if (timeout <= timeout.zero()) {
-            return try_acquire();
-        }
-        using seconds = std::chrono::duration<double>;
-        if (seconds(timeout) >= seconds(longest_wait)) {
-            return try_acquire_within(longest_wait);
-        }
-        return try_acquire_within(std::chrono::ceil<std::chrono::milliseconds>(timeout));
+        return try_acquire_within(detail::timed_wait(timeout));
     }
     /// As `try_acquire_for(deadline - Clock::now())`, the deadline read once on `Clock`.
     template <class Clock, class Duration>
     bool try_acquire_until(const std::chrono::time_point<Clock, Duration>& deadline)
     {
-        const auto now = Clock::now();
-        if (deadline <= now) {
-            return try_acquire();
-        }
-        return try_acquire_for(deadline - now);
+        return try_acquire_within(detail::timed_wait_until(deadline));
     }
     /// Gives back the permit the calling thread took last; throws as the class comment says.
     void release();
@@ -224,8 +201,7 @@ class semaphore
     {
     }
 
-    /// `options::wait` allows no more.
-    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
+    /// One attempt when `timeout` is 0, attempts until it has passed otherwise.
     bool try_acquire_within(std::chrono::milliseconds timeout);
 
     std::shared_ptr<detail::semaphore_core> core_;
@@ -268,13 +244,13 @@ class rw_mutex
     template <class Rep, class Period>
     bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout)
     {
-        return try_for(timeout, false);
+        return try_within(detail::timed_wait(timeout), false);
     }
     /// As `try_lock_for(deadline - Clock::now())`, the deadline read once on `Clock`.
     template <class Clock, class Duration>
     bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline)
     {
-        return try_for(deadline - Clock::now(), false);
+        return try_within(detail::timed_wait_until(deadline), false);
     }
     /// Gives back the calling thread's exclusive hold.
     void unlock() noexcept;
@@ -289,13 +265,13 @@ class rw_mutex
     template <class Rep, class Period>
     bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout)
     {
-        return try_for(timeout, true);
+        return try_within(detail::timed_wait(timeout), true);
     }
     /// As `try_lock_shared_for(deadline - Clock::now())`, the deadline read once on `Clock`.
     template <class Clock, class Duration>
     bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline)
     {
-        return try_for(deadline - Clock::now(), true);
+        return try_within(detail::timed_wait_until(deadline), true);
     }
     /// Gives back the calling thread's shared hold.
     void unlock_shared() noexcept;
@@ -320,20 +296,6 @@ class rw_mutex
     {
     }
 
-    /// `options::wait` allows no more.
-    static constexpr std::chrono::milliseconds longest_wait{std::chrono::hours(24 * 365)};
-    template <class Rep, class Period>
-    bool try_for(const std::chrono::duration<Rep, Period>& timeout, bool shared)
-    {
-        if (timeout <= timeout.zero()) {
-            return try_within(std::chrono::milliseconds(0), shared);
-        }
-        using seconds = std::chrono::duration<double>;
-        if (seconds(timeout) >= seconds(longest_wait)) {
-            return try_within(longest_wait, shared);
-        }
-        return try_within(std::chrono::ceil<std::chrono::milliseconds>(timeout), shared);
-    }
     /// One attempt when `timeout` is 0, attempts until it has passed otherwise.
     bool try_within(std::chrono::milliseconds timeout, bool shared);
 

@@ -115,6 +115,11 @@ class client
             },
             token, impl_, std::move(key), timeout);
     }
+    /// `async_inspect(key, timeout, asio::deferred)`.
+    auto inspect(std::string key, std::chrono::milliseconds timeout)
+    {
+        return async_inspect(std::move(key), timeout, boost::asio::deferred);
+    }
 
     /// Waits until every release that guard destructors scheduled has finished, then closes
     /// the connections; later operations complete with `error::shut_down`.
@@ -130,6 +135,8 @@ class client
             },
             token, impl_);
     }
+    /// `async_shutdown(asio::deferred)`.
+    auto shutdown() { return async_shutdown(boost::asio::deferred); }
 
   private:
     std::shared_ptr<detail::client_impl> impl_;

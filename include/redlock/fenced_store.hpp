@@ -94,6 +94,16 @@ class fenced_store
         return async_read(std::move(key), g.fencing_token(), g.value(),
                           std::forward<CompletionToken>(ct));
     }
+    /// `async_read(key, token, owner, asio::deferred)`.
+    auto read(std::string key, std::uint64_t token, std::string owner)
+    {
+        return async_read(std::move(key), token, std::move(owner), boost::asio::deferred);
+    }
+    /// `async_read(key, g, asio::deferred)`.
+    auto read(std::string key, const guard& g)
+    {
+        return async_read(std::move(key), g, boost::asio::deferred);
+    }
 
     /// Writes `value` to `key` under `token` from `owner`.
     ///
@@ -117,6 +127,17 @@ class fenced_store
     {
         return async_write(std::move(key), std::move(value), g.fencing_token(), g.value(),
                            std::forward<CompletionToken>(ct));
+    }
+    /// `async_write(key, value, token, owner, asio::deferred)`.
+    auto write(std::string key, std::string value, std::uint64_t token, std::string owner)
+    {
+        return async_write(std::move(key), std::move(value), token, std::move(owner),
+                           boost::asio::deferred);
+    }
+    /// `async_write(key, value, g, asio::deferred)`.
+    auto write(std::string key, std::string value, const guard& g)
+    {
+        return async_write(std::move(key), std::move(value), g, boost::asio::deferred);
     }
 
     /// For people: what went wrong in the last operation that completed with

@@ -105,6 +105,8 @@ class guard
                const executor_type& ex) { detail::initiate_wait_lost(s, ex, std::move(handler)); },
             token, state_, executor_);
     }
+    /// `async_wait_lost(asio::deferred)`.
+    auto wait_lost() { return async_wait_lost(boost::asio::deferred); }
 
     /// Unlock: deletes the key on every node where it still holds our value.
     ///

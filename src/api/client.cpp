@@ -14,7 +14,6 @@
 #include "lock/owner_value.hpp"
 #include "lock/rw_rules.hpp"
 #include "lock/semaphore_rules.hpp"
-#include "node/cluster/shard_subscribers.hpp"
 #include "protocol/key_space.hpp"
 #include "quorum/tally.hpp"
 
@@ -57,32 +56,6 @@ void initiate_shutdown(std::shared_ptr<client_impl> c, void_handler h)
     const auto strand = c->strand;
     const auto executor = c->executor;
     spawn_operation(strand, executor, shutdown_op(std::move(c)), std::move(h));
-}
-
-client_impl::client_impl(const asio::any_io_executor& ex, redlock::config config)
-    : executor(ex),
-      strand(make_client_strand(ex)),
-      cfg(std::move(config)),
-      background(std::make_shared<background_work>(strand))
-{
-    const connection_settings settings = make_connection_settings(cfg);
-    in_cluster = std::any_of(cfg.nodes.begin(), cfg.nodes.end(),
-                             [](const node& n) { return !n.cluster_seeds.empty(); });
-    channel_tag = random_channel_tag();
-    for (const node& n : cfg.nodes) {
-        const auto wake_waiters = [w = waiters, index = connections.size()](
-                                      std::string_view key, std::string_view value) {
-            w->released(key, value, index);
-        };
-        connections.push_back(make_link(strand, n, settings));
-        if (auto cluster = std::dynamic_pointer_cast<cluster_link>(connections.back())) {
-            subscribers.push_back(std::make_shared<shard_subscribers>(
-                strand, n, settings, wake_waiters, cfg.key_prefix, cluster));
-        } else {
-            subscribers.push_back(std::make_shared<subscriber>(strand, n, settings, wake_waiters,
-                                                               cfg.key_prefix, in_cluster));
-        }
-    }
 }
 
 }  // namespace detail

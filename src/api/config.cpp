@@ -2,8 +2,6 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 
-#include "node/cluster/cluster_map.hpp"
-
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
@@ -224,22 +222,6 @@ int parse_db_query(std::string_view query, std::string_view url)
     return parse_number<int>(query.substr(3), 0, 1 << 20, url, "database");
 }
 
-// "[host]:port" for IPv6 hosts, "host:port" otherwise.
-std::string host_port(const std::string& host, std::uint16_t port)
-{
-    return detail::address_name(server_address{host, port});
-}
-
-void append_host_list(std::string& out, const std::vector<server_address>& list)
-{
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        if (i > 0) {
-            out += ',';
-        }
-        out += host_port(list[i].host, list[i].port);
-    }
-}
-
 // What is wrong with the addresses of a Sentinel or cluster node (`what` names one of them).
 std::string host_list_problem(const node& n, const std::string& what)
 {
@@ -409,28 +391,6 @@ node node::from_url(std::string_view url)
     n.tls = scheme.tls;
     scheme.read(split_url(url, scheme.read == read_unix_url, n), url, n);
     return n;
-}
-
-std::string node::endpoint() const
-{
-    // Appended piece by piece: g++ 12 at -O3 warns falsely (-Wrestrict) about
-    // `const char* + std::string` here.
-    if (!cluster_seeds.empty()) {
-        std::string name = tls ? "rediss-cluster://" : "redis-cluster://";
-        append_host_list(name, cluster_seeds);
-        return name;
-    }
-    if (!sentinels.empty()) {
-        std::string name = tls ? "rediss-sentinel://" : "redis-sentinel://";
-        append_host_list(name, sentinels);
-        name += '/';
-        name += master_name;
-        return name;
-    }
-    if (!unix_path.empty()) {
-        return "unix:" + unix_path;
-    }
-    return host_port(host, port);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The guard: its ownership, its accessors, and the release its destructor schedules.
+// The guard's accessors; its ownership and the release its destructor schedules are in
+// src/lock/guard_lifetime.cpp.
 
 #include <redlock/guard.hpp>
 
@@ -16,44 +17,6 @@ namespace redlock {
 namespace {
 const std::string empty_string;
 }  // namespace
-
-guard::guard() noexcept = default;
-
-guard::guard(std::shared_ptr<detail::lock_state> state) noexcept
-    : state_(std::move(state)), executor_(state_->mutex->client->executor)
-{
-}
-
-// The executor is copied, not moved: a moved-from guard keeps it (see get_executor).
-// NOLINTNEXTLINE(performance-move-constructor-init)
-guard::guard(guard&& other) noexcept : state_(std::move(other.state_)), executor_(other.executor_)
-{
-}
-
-guard& guard::operator=(guard&& other) noexcept
-{
-    if (this != &other) {
-        release_in_background();
-        state_ = std::move(other.state_);
-        executor_ = other.executor_;
-    }
-    return *this;
-}
-
-guard::~guard()
-{
-    release_in_background();
-}
-
-void guard::release_in_background() noexcept
-{
-    try {
-        detail::release_in_background(state_);
-    } catch (...) {
-        // Out of memory while scheduling: the keys expire by their TTL.
-    }
-    state_.reset();
-}
 
 guard::executor_type guard::get_executor() const noexcept
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "blocking/blocking_calls.hpp"
 
-#include "blocking/held_by_threads.hpp"
+#include "blocking/thread_holds.hpp"
 
 #include <redlock/error.hpp>
 
@@ -70,7 +70,7 @@ bool settle_acquisition(const client_core& c, std::mutex& m, thread_holds& held,
         std::lock_guard lock(m);
         last = rep;
         if (!ec && !c.closed()) {
-            held.emplace_back(std::this_thread::get_id(), std::move(g));
+            held.push_back(thread_hold{std::this_thread::get_id(), std::move(g), 1});
             return true;
         }
         too_late = std::move(g);

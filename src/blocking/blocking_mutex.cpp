@@ -67,12 +67,12 @@ request make_request(mutex_core& m, kind k, steady::time_point deadline)
 
 enum class turn { held_again, not_free, taken, taken_after_waiting };
 
-// The calling thread already has the mutex's turn: one more hold for a reentrant mutex, a
-// deadlock otherwise.
-turn hold_again(const request& r)
+// The calling thread already has the mutex's turn (its entry `h`): one more hold for a
+// reentrant mutex, a deadlock otherwise.
+turn hold_again(const request& r, thread_hold& h)
 {
-    if (r.m.base.options().reentrant && r.m.holds > 0) {
-        ++r.m.holds;
+    if (r.m.base.options().reentrant && h.count > 0) {
+        ++h.count;
         return turn::held_again;
     }
     fail(make_error_code(boost::system::errc::resource_deadlock_would_occur),
@@ -85,12 +85,12 @@ turn hold_again(const request& r)
 // when a timed call's deadline passes first; throws when lock()'s options::wait does.
 bool wait_for_turn(const request& r, std::unique_lock<std::mutex>& lock)
 {
-    const auto free = [&] { return !r.m.busy || r.m.client->closed(); };
+    const auto free = [&] { return r.m.held.empty() || r.m.client->closed(); };
     if (!r.until) {
-        r.m.turn.wait(lock, free);
+        r.m.freed.wait(lock, free);
         return true;
     }
-    if (r.m.turn.wait_until(lock, *r.until, free)) {
+    if (r.m.freed.wait_until(lock, *r.until, free)) {
         return true;
     }
     if (r.k == kind::timed) {
@@ -106,19 +106,17 @@ turn take_turn(const request& r)
 {
     mutex_core& m = r.m;
     std::unique_lock lock(m.m);
-    if (m.busy && m.owner == std::this_thread::get_id()) {
-        return hold_again(r);
+    if (const auto own = m.own_hold(); own != m.held.end()) {
+        return hold_again(r, *own);
     }
-    const bool waited = m.busy;
-    if (m.busy && (r.k == kind::once || !wait_for_turn(r, lock))) {
+    const bool waited = !m.held.empty();
+    if (waited && (r.k == kind::once || !wait_for_turn(r, lock))) {
         return turn::not_free;
     }
     if (m.client->closed()) {
         fail(make_error_code(error::shut_down), r.name() + ": its blocking::client was destroyed");
     }
-    m.busy = true;
-    m.owner = std::this_thread::get_id();
-    m.holds = 0;
+    m.held.push_back(thread_hold{std::this_thread::get_id(), {}, 0});
     return waited ? turn::taken_after_waiting : turn::taken;
 }
 
@@ -135,7 +133,7 @@ struct turn_guard
     {
         if (!kept) {
             std::lock_guard lock(m.m);
-            m.pass_turn();
+            (void)m.pass_turn();  // an empty guard: the acquisition kept nothing
         }
     }
 };
@@ -188,9 +186,9 @@ void keep(const request& r, guard g, turn_guard& t)
     redlock::guard too_late;
     {
         std::lock_guard lock(r.m.m);
-        if (!r.m.client->closed()) {
-            r.m.current = std::move(g);
-            r.m.holds = 1;
+        if (!r.m.client->closed() && !r.m.held.empty()) {
+            r.m.held.front().guard = std::move(g);
+            r.m.held.front().count = 1;
             r.m.last_was_failure = false;
             t.kept = true;
             return;
@@ -245,10 +243,11 @@ bool acquire(mutex_core& m, kind k, steady::time_point deadline)
 // One hold less, under m.m: nullopt when the mutex is not locked, else whether it was the last.
 std::optional<bool> drop_hold(mutex_core& m)
 {
-    if (m.holds == 0) {
+    thread_hold* h = m.holder();
+    if (!h) {
         return std::nullopt;
     }
-    return --m.holds == 0;
+    return --h->count == 0;
 }
 
 // `unlock` on the io thread, which cannot wait: the guard's destructor releases the lock in the
@@ -256,14 +255,16 @@ std::optional<bool> drop_hold(mutex_core& m)
 std::optional<error_code> release_in_background(mutex_core& m)
 {
     redlock::guard dropped;
+    redlock::guard previous;  // both destroyed once `m.m` is let go
     std::lock_guard lock(m.m);
     const auto last = drop_hold(m);
     if (!last) {
         return std::nullopt;
     }
     if (*last) {
-        dropped = std::move(m.current);
-        m.pass_turn();
+        // The lock is not kept as the last held: it is still being released.
+        dropped = m.pass_turn();
+        previous = std::move(m.last_held);
     }
     return error_code{};
 }
@@ -283,12 +284,14 @@ std::optional<error_code> release(mutex_core& m, const char* function, bool may_
     try {
         in_progress.emplace(c, call_name(function, m));
     } catch (const boost::system::system_error&) {
-        // Shut down: the lock was released then; only the turn is left to give back.
+        // Shut down: the lock was released then (or is, in the background, once its guard
+        // goes); only the turn is left to give back.
+        redlock::guard dropped;
         std::lock_guard lock(m.m);
-        if (m.holds == 0) {
+        if (!m.holder()) {
             return std::nullopt;
         }
-        m.pass_turn();
+        dropped = m.pass_turn();
         return make_error_code(error::shut_down);
     }
     redlock::guard g;
@@ -301,15 +304,16 @@ std::optional<error_code> release(mutex_core& m, const char* function, bool may_
         if (!*last) {
             return error_code{};
         }
-        g = std::move(m.current);
+        g = std::move(m.held.front().guard);
     }
     auto [ec] =
         client_core::wait(c.start_op<>([&](auto token) { g.async_release(std::move(token)); }));
+    redlock::guard previous;  // destroyed once `m.m` is let go
     std::lock_guard lock(m.m);
     // Released (or, if the client shut down first, still owning: shutdown releases it).
-    m.current = std::move(g);
+    previous = std::exchange(m.last_held, std::move(g));
     m.last_was_failure = false;
-    m.pass_turn();
+    (void)m.pass_turn();  // its guard was moved out above
     return ec;
 }
 
@@ -330,6 +334,9 @@ bool mutex::try_lock()
 
 bool mutex::try_lock_within(std::chrono::milliseconds timeout)
 {
+    if (timeout.count() == 0) {
+        return try_lock();
+    }
     return detail::acquire(*core_, detail::kind::timed, detail::steady::now() + timeout);
 }
 
@@ -361,11 +368,12 @@ void mutex::extend()
     std::future<std::tuple<boost::system::error_code>> done;
     {
         std::lock_guard lock(m.m);
-        if (m.holds == 0) {
+        detail::thread_hold* h = m.holder();
+        if (!h) {
             detail::fail(make_error_code(error::not_held),
                          detail::call_name("extend", m) + ": the mutex is not locked");
         }
-        done = m.client->start_op<>([&](auto token) { m.current.async_extend(std::move(token)); });
+        done = m.client->start_op<>([&](auto token) { h->guard.async_extend(std::move(token)); });
     }
     auto [ec] = detail::client_core::wait(std::move(done));
     if (ec) {
@@ -380,12 +388,13 @@ bool mutex::valid()
     std::future<std::tuple<boost::system::error_code, bool>> done;
     {
         std::lock_guard lock(m.m);
-        if (m.holds == 0) {
+        detail::thread_hold* h = m.holder();
+        if (!h) {
             detail::fail(make_error_code(error::not_held),
                          detail::call_name("valid", m) + ": the mutex is not locked");
         }
         done =
-            m.client->start_op<bool>([&](auto token) { m.current.async_valid(std::move(token)); });
+            m.client->start_op<bool>([&](auto token) { h->guard.async_valid(std::move(token)); });
     }
     auto [ec, held] = detail::client_core::wait(std::move(done));
     if (ec) {
@@ -397,32 +406,34 @@ bool mutex::valid()
 bool mutex::owns_lock() const noexcept
 {
     std::lock_guard lock(core_->m);
-    return core_->holds > 0 && core_->current.owns_lock();
+    const detail::thread_hold* h = core_->holder();
+    return h && h->guard.owns_lock();
 }
 
 std::chrono::steady_clock::time_point mutex::until() const noexcept
 {
     std::lock_guard lock(core_->m);
-    return core_->current.until();
+    return core_->latest().until();
 }
 
 std::uint64_t mutex::fencing_token() const noexcept
 {
     std::lock_guard lock(core_->m);
-    return core_->current.fencing_token();
+    return core_->latest().fencing_token();
 }
 
 bool mutex::lost() const noexcept
 {
     std::lock_guard lock(core_->m);
-    return core_->holds > 0 && core_->current.lost();
+    const detail::thread_hold* h = core_->holder();
+    return h && h->guard.lost();
 }
 
 report mutex::last_report() const
 {
     std::lock_guard lock(core_->m);
     return core_->last_was_failure ? core_->failed_attempt.last_report()
-                                   : core_->current.last_report();
+                                   : core_->latest().last_report();
 }
 
 const std::string& mutex::name() const noexcept

@@ -2,86 +2,55 @@
 #pragma once
 
 // The state a blocking::mutex and its copies share: which thread of the process has its turn
-// and how many holds it has, and the guard of the lock held (or last held).
+// and how many holds it has (its one entry in `held`, see thread_holds.hpp), and the guard of
+// the lock last held and of the last failed acquisition.
 
 #include <redlock/guard.hpp>
 #include <redlock/mutex.hpp>
 
-#include "blocking/blocking_client_core.hpp"
+#include "blocking/thread_holds.hpp"
 
-#include <condition_variable>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 namespace redlock::blocking::detail {
 
-struct mutex_core final : facade_lock
+struct mutex_core final : facade_core<redlock::mutex>
 {
     mutex_core(std::shared_ptr<client_core> c, std::vector<std::string> n, redlock::mutex b)
-        : client(std::move(c)), names(std::move(n)), base(std::move(b))
+        : facade_core(std::move(c), std::move(b)), names(std::move(n))
     {
-    }
-    mutex_core(const mutex_core&) = delete;
-    mutex_core& operator=(const mutex_core&) = delete;
-    ~mutex_core()
-    {
-        if (registration) {
-            client->forget(*registration);
-        }
-        // `current`, if it still owns its lock (a mutex dropped while locked), releases it in
-        // the background as any guard does.
     }
 
-    const std::shared_ptr<client_core> client;
     /// The names given to make_mutex (the keys without the prefix), for the mutexes a timed
     /// attempt makes with its own `wait`.
     const std::vector<std::string> names;
-    /// The asynchronous mutex with the user's options.
-    const redlock::mutex base;
-    std::optional<facade_locks::iterator> registration;
 
-    std::mutex m;
-    /// Signalled when the turn passes, and when the client shuts down.
-    std::condition_variable turn;
     // Guarded by m:
-    /// A thread has its turn: it is acquiring or holds the lock.
-    bool busy = false;
-    std::thread::id owner;
-    /// Holds of `owner` (more than 1 only for a reentrant mutex); 0 while acquiring.
-    int holds = 0;
-    /// The lock held, or the last one held (its until, token and report stay readable).
-    redlock::guard current;
+    /// The lock last held, released (its until, token and report stay readable).
+    redlock::guard last_held;
     /// The last failed acquisition, which carries the report of its last attempt.
     redlock::guard failed_attempt;
     bool last_was_failure = false;
 
-    void wake_waiters() override
+    /// The entry of the thread that holds the lock (whichever thread it is: unlock belongs to
+    /// the thread that locked, but the mutex does not check it), or null when none does (none
+    /// has the turn, or the thread that has it is still acquiring or releasing).
+    thread_hold* holder()
     {
-        std::lock_guard lock(m);
-        turn.notify_all();
+        return !held.empty() && held.front().count > 0 ? &held.front() : nullptr;
     }
-    void drop_held() override
+    /// The lock held now, or the one last held.
+    const redlock::guard& latest()
     {
-        redlock::guard held;  // released once `m` is let go
-        std::lock_guard lock(m);
-        held = std::move(current);
-        holds = 0;
+        const thread_hold* h = holder();
+        return h ? h->guard : last_held;
     }
-
-    /// Gives the turn back (after a failure, or when the last hold is released).
-    void pass_turn()
-    {
-        busy = false;
-        owner = {};
-        holds = 0;
-        turn.notify_all();
-    }
+    /// Gives the turn back (after a failure, or when the last hold is released): the entry
+    /// goes, and the threads waiting for their turn wake. Its guard, if any, goes to the caller.
+    redlock::guard pass_turn() { return held.empty() ? redlock::guard{} : give_back(held.begin()); }
 };
 
 }  // namespace redlock::blocking::detail

@@ -47,19 +47,11 @@ const char* function_of(kind k, bool shared)
     return shared ? "try_lock_shared_for" : "try_lock_for";
 }
 
-// The calling thread's hold in `held`, if any.
-thread_holds::iterator hold_of_this_thread(thread_holds& held)
-{
-    const auto self = std::this_thread::get_id();
-    return std::find_if(held.begin(), held.end(),
-                        [self](const auto& entry) { return entry.first == self; });
-}
-
 // A thread holds the lock once: asking again would wait for its own hold on the nodes.
 void refuse_second_hold(rw_mutex_core& r, const std::string& name)
 {
     std::lock_guard lock(r.m);
-    if (hold_of_this_thread(r.held) != r.held.end()) {
+    if (r.own_hold() != r.held.end()) {
         fail(make_error_code(boost::system::errc::resource_deadlock_would_occur),
              name +
                  ": this thread holds it already (a thread holds a read-write lock once, "
@@ -108,12 +100,11 @@ void release(rw_mutex_core& r, bool shared)
     guard g;
     {
         std::lock_guard lock(r.m);
-        const auto it = hold_of_this_thread(r.held);
-        if (it == r.held.end() || it->second.shared() != shared) {
+        const auto it = r.own_hold();
+        if (it == r.held.end() || it->guard.shared() != shared) {
             return;
         }
-        g = std::move(it->second);
-        r.held.erase(it);
+        g = r.give_back(it);
     }
     client_core& c = *r.client;
     if (c.on_io_thread() || c.closed()) {
@@ -135,8 +126,8 @@ template <class F, class T>
 T with_own_hold(rw_mutex_core& r, F f, T none)
 {
     std::lock_guard lock(r.m);
-    const auto it = hold_of_this_thread(r.held);
-    return it == r.held.end() ? none : f(it->second);
+    const auto it = r.own_hold();
+    return it == r.held.end() ? none : f(it->guard);
 }
 
 }  // namespace

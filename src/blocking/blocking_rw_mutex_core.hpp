@@ -6,13 +6,13 @@
 
 #include <redlock/rw_mutex.hpp>
 
-#include "blocking/held_by_threads.hpp"
+#include "blocking/thread_holds.hpp"
 
 namespace redlock::blocking::detail {
 
-struct rw_mutex_core final : held_by_threads<redlock::rw_mutex>
+struct rw_mutex_core final : facade_core<redlock::rw_mutex>
 {
-    using held_by_threads::held_by_threads;
+    using facade_core::facade_core;
 };
 
 }  // namespace redlock::blocking::detail

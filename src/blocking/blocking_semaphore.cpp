@@ -65,15 +65,8 @@ bool acquire(semaphore_core& s, kind k, steady::time_point deadline)
 guard take_own_permit(semaphore_core& s)
 {
     std::lock_guard lock(s.m);
-    const auto self = std::this_thread::get_id();
-    const auto it = std::find_if(s.held.rbegin(), s.held.rend(),
-                                 [self](const auto& entry) { return entry.first == self; });
-    if (it == s.held.rend()) {
-        return {};
-    }
-    guard g = std::move(it->second);
-    s.held.erase(std::next(it).base());
-    return g;
+    const auto it = s.own_hold();
+    return it == s.held.end() ? guard{} : s.give_back(it);
 }
 
 }  // namespace
@@ -93,6 +86,9 @@ bool semaphore::try_acquire()
 
 bool semaphore::try_acquire_within(std::chrono::milliseconds timeout)
 {
+    if (timeout.count() == 0) {
+        return try_acquire();
+    }
     return detail::acquire(*core_, detail::kind::timed, detail::steady::now() + timeout);
 }
 
@@ -124,7 +120,7 @@ std::size_t semaphore::held() const
     const auto self = std::this_thread::get_id();
     return static_cast<std::size_t>(
         std::count_if(core_->held.begin(), core_->held.end(),
-                      [self](const auto& entry) { return entry.first == self; }));
+                      [self](const detail::thread_hold& h) { return h.thread == self; }));
 }
 
 report semaphore::last_report() const

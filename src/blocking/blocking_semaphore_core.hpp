@@ -6,13 +6,13 @@
 
 #include <redlock/semaphore.hpp>
 
-#include "blocking/held_by_threads.hpp"
+#include "blocking/thread_holds.hpp"
 
 namespace redlock::blocking::detail {
 
-struct semaphore_core final : held_by_threads<redlock::semaphore>
+struct semaphore_core final : facade_core<redlock::semaphore>
 {
-    using held_by_threads::held_by_threads;
+    using facade_core::facade_core;
 };
 
 }  // namespace redlock::blocking::detail

@@ -6,8 +6,7 @@
 #include <redlock/fenced_store.hpp>
 
 #include "core/spawn.hpp"
-#include "core/strand.hpp"
-#include "node/connection.hpp"
+#include "lock/fenced_store_impl.hpp"
 #include "protocol/script_table.hpp"
 
 #include <boost/asio/post.hpp>
@@ -19,83 +18,54 @@
 #include <tuple>
 #include <vector>
 
-namespace redlock {
-namespace detail {
+namespace redlock::detail {
 
 namespace asio = boost::asio;
 
-using access_result = std::tuple<error_code, std::optional<std::string>>;
-
-class fenced_store_impl
+asio::awaitable<access_result> fenced_store_impl::run(std::string key, std::uint64_t token,
+                                                      std::string owner,
+                                                      std::optional<std::string> value)
 {
-  public:
-    fenced_store_impl(const asio::any_io_executor& ex, const redlock::config& cfg)
-        : executor(ex),
-          strand(make_client_strand(ex)),
-          node(make_link(strand, cfg.nodes.front(), make_connection_settings(cfg)))
-    {
+    auto cs = co_await accept_cancellation();
+    if (token == 0) {
+        note_error("fencing token 0: the guard was acquired without options::fencing");
+        co_return access_result{error::invalid_argument, std::nullopt};
     }
-
-    asio::any_io_executor executor;
-    asio::any_io_executor strand;
-    std::shared_ptr<node_link> node;
-    std::atomic<std::chrono::milliseconds::rep> timeout_ms{1000};
-
-    // Runs the fenced_access script: a write of `value` or, without one, a read, which
-    // answers the key's value (none when it has none).
-    asio::awaitable<access_result> run(std::string key, std::uint64_t token, std::string owner,
-                                       std::optional<std::string> value)
-    {
-        auto cs = co_await accept_cancellation();
-        if (token == 0) {
-            note_error("fencing token 0: the guard was acquired without options::fencing");
-            co_return access_result{error::invalid_argument, std::nullopt};
-        }
-        std::vector<std::string> written;
-        if (value) {
-            written.push_back(std::move(*value));
-        }
-        command cmd = script_command(script_id::fenced_access, {std::move(key)},
-                                     {std::to_string(token), owner}, written);
-        exec_result r = co_await execute(
-            *node, std::move(cmd), clock::now() + std::chrono::milliseconds(timeout_ms.load()));
-        if (cancelled(cs) || r.status == exec_result::outcome::cancelled) {
-            co_return access_result{asio::error::operation_aborted, std::nullopt};
-        }
-        if (r.status != exec_result::outcome::replied) {
-            note_error(node->name() + ": " + r.detail);
-            co_return access_result{error::failed, std::nullopt};
-        }
-        if (r.reply.is_error()) {
-            note_error(node->name() + ": Redis error: " + r.reply.text);
-            co_return access_result{error::failed, std::nullopt};
-        }
-        // {0} refused; {1} admitted; {1, value} a read admitted.
-        auto& e = r.reply.elements;
-        if (r.reply.type != resp::kind::array || e.empty() || e.size() > 2 ||
-            e[0].type != resp::kind::integer ||
-            (e.size() == 2 && e[1].type != resp::kind::bulk_string)) {
-            note_error(node->name() + ": unexpected reply to a fenced request");
-            co_return access_result{error::failed, std::nullopt};
-        }
-        if (e[0].integer == 0) {
-            co_return access_result{error::stale_token, std::nullopt};
-        }
-        if (e.size() == 2) {
-            co_return access_result{error_code{}, std::move(e[1].text)};
-        }
-        co_return access_result{error_code{}, std::nullopt};
+    std::vector<std::string> written;
+    if (value) {
+        written.push_back(std::move(*value));
     }
-
-    void note_error(std::string what)
-    {
-        std::lock_guard lock(error_mutex);
-        last_error = std::move(what);
+    command cmd = script_command(script_id::fenced_access, {std::move(key)},
+                                 {std::to_string(token), owner}, written);
+    exec_result r = co_await execute(*node, std::move(cmd),
+                                     clock::now() + std::chrono::milliseconds(timeout_ms.load()));
+    if (cancelled(cs) || r.status == exec_result::outcome::cancelled) {
+        co_return access_result{asio::error::operation_aborted, std::nullopt};
     }
-
-    mutable std::mutex error_mutex;
-    std::string last_error;  // guarded by error_mutex
-};
+    if (r.status != exec_result::outcome::replied) {
+        note_error(node->name() + ": " + r.detail);
+        co_return access_result{error::failed, std::nullopt};
+    }
+    if (r.reply.is_error()) {
+        note_error(node->name() + ": Redis error: " + r.reply.text);
+        co_return access_result{error::failed, std::nullopt};
+    }
+    // {0} refused; {1} admitted; {1, value} a read admitted.
+    auto& e = r.reply.elements;
+    if (r.reply.type != resp::kind::array || e.empty() || e.size() > 2 ||
+        e[0].type != resp::kind::integer ||
+        (e.size() == 2 && e[1].type != resp::kind::bulk_string)) {
+        note_error(node->name() + ": unexpected reply to a fenced request");
+        co_return access_result{error::failed, std::nullopt};
+    }
+    if (e[0].integer == 0) {
+        co_return access_result{error::stale_token, std::nullopt};
+    }
+    if (e.size() == 2) {
+        co_return access_result{error_code{}, std::move(e[1].text)};
+    }
+    co_return access_result{error_code{}, std::nullopt};
+}
 
 namespace {
 
@@ -135,46 +105,4 @@ void initiate_fenced_write(std::shared_ptr<fenced_store_impl> s, std::string key
         std::move(h));
 }
 
-}  // namespace detail
-
-fenced_store::fenced_store(const executor_type& ex, const config& cfg)
-{
-    if (cfg.nodes.size() != 1) {
-        throw boost::system::system_error(
-            make_error_code(error::invalid_argument),
-            "fenced_store: config.nodes must name exactly one node (the protected resource's "
-            "server), got " +
-                std::to_string(cfg.nodes.size()));
-    }
-    if (std::string problem = validate(cfg); !problem.empty()) {
-        throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
-    }
-    impl_ = std::make_shared<detail::fenced_store_impl>(ex, cfg);
-}
-
-fenced_store::~fenced_store()
-{
-    if (impl_) {
-        // The connection lives on the strand; requests still pending fail and complete.
-        boost::asio::post(impl_->strand,
-                          [node = impl_->node] { node->close("fenced_store closed"); });
-    }
-}
-
-fenced_store::executor_type fenced_store::get_executor() const noexcept
-{
-    return impl_ ? impl_->executor : executor_type{};
-}
-
-void fenced_store::set_timeout(std::chrono::milliseconds timeout)
-{
-    impl_->timeout_ms = std::max<std::chrono::milliseconds::rep>(timeout.count(), 1);
-}
-
-std::string fenced_store::last_error() const
-{
-    std::lock_guard lock(impl_->error_mutex);
-    return impl_->last_error;
-}
-
-}  // namespace redlock
+}  // namespace redlock::detail

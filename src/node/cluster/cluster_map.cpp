@@ -122,20 +122,4 @@ std::optional<redirection> read_redirection(std::string_view error, const server
     return r;
 }
 
-std::string address_name(const server_address& a)
-{
-    std::string out;
-    const bool ipv6 = a.host.find(':') != std::string::npos;
-    if (ipv6) {
-        out += '[';
-    }
-    out += a.host;
-    if (ipv6) {
-        out += ']';
-    }
-    out += ':';
-    out += std::to_string(a.port);
-    return out;
-}
-
 }  // namespace redlock::detail

@@ -8,6 +8,7 @@
 #include <redlock/node.hpp>
 
 #include "core/node_error.hpp"
+#include "core/node_name.hpp"
 #include "resp/resp.hpp"
 
 #include <cstdint>
@@ -48,8 +49,5 @@ struct redirection
 /// "ASK slot host:port", nullopt for any other error. `from` is the master that answered,
 /// whose host stands in for an empty one (":port"). Pure.
 std::optional<redirection> read_redirection(std::string_view error, const server_address& from);
-
-/// "host:port" ("[host]:port" for IPv6): how a cluster's servers are named in reports.
-std::string address_name(const server_address& a);
 
 }  // namespace redlock::detail
