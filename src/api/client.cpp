@@ -9,11 +9,8 @@
 #include "core/spawn.hpp"
 #include "core/strand.hpp"
 #include "lock/client_impl.hpp"
-#include "lock/fair_rules.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
-#include "lock/rw_rules.hpp"
-#include "lock/semaphore_rules.hpp"
 #include "protocol/key_space.hpp"
 #include "quorum/tally.hpp"
 
@@ -103,17 +100,28 @@ namespace {
     throw boost::system::system_error(make_error_code(error::invalid_argument), problem);
 }
 
-// The state of a lock of `kind` over `names` with `opts`, with what it shares with every other
-// kind: its keys and display name, its quorum, and the check that a cluster can hold it (which
-// depends on the options: fencing needs a counter in each key's slot).
+// The state of a lock of the kind `rules` over `names` with `opts`, with what it shares with
+// every other kind: the options it refuses, its keys and display name, its quorum, and the
+// check that a cluster can hold it (which depends on the options: fencing needs a counter in
+// each key's slot).
 std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail::client_impl>& c,
                                                    std::vector<std::string> names,
-                                                   detail::lock_kind kind, std::size_t permits,
-                                                   redlock::options opts)
+                                                   const detail::kind_rules& rules,
+                                                   std::ptrdiff_t permits, redlock::options opts)
 {
+    std::string problem = validate(opts, names);
+    if (problem.empty()) {
+        problem = rules.refusal(opts, names.size(), permits);
+    }
+    if (!problem.empty()) {
+        refuse(problem);
+    }
     auto m = std::make_shared<detail::mutex_state>();
     m->client = c;
     m->opts = std::move(opts);
+    if (rules.shared) {
+        m->opts.fencing = false;  // holders together: tokens order holders one after another
+    }
     if (names.size() != 1 || !c->cfg.key_prefix.empty()) {
         for (const std::string& key : names) {
             m->name += (m->name.empty() ? "" : ", ") + key;
@@ -122,14 +130,12 @@ std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail:
     m->keys = detail::lock_keys(c->cfg.key_prefix, std::move(names));
     m->prefix = c->cfg.key_prefix;
     m->in_cluster = c->in_cluster;
-    m->kind = kind;
-    m->permits = permits;
-    const std::size_t n = c->connections.size();
-    m->quorum = kind == detail::lock_kind::semaphore ? detail::semaphore_quorum(n, permits)
-                                                     : detail::quorum_of(n);
+    m->rules = &rules;
+    m->permits = static_cast<std::size_t>(permits);
+    m->quorum = rules.quorum(c->connections.size(), m->permits);
     if (m->in_cluster) {
-        if (std::string problem = detail::cluster_key_problem(m->shape()); !problem.empty()) {
-            refuse(problem);
+        if (std::string why = detail::cluster_key_problem(m->shape()); !why.empty()) {
+            refuse(why);
         }
     }
     return m;
@@ -139,15 +145,8 @@ std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail:
 
 mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
 {
-    std::string problem = validate(opts, names);
-    if (problem.empty()) {
-        problem = detail::fair_problem(opts, names.size());
-    }
-    if (!problem.empty()) {
-        refuse(problem);
-    }
-    const auto kind = opts.fair ? detail::lock_kind::fair : detail::lock_kind::exclusive;
-    auto m = lock_state_of(impl_, std::move(names), kind, 1, std::move(opts));
+    const detail::kind_rules& rules = opts.fair ? detail::fair_kind : detail::mutex_kind;
+    auto m = lock_state_of(impl_, std::move(names), rules, 1, std::move(opts));
     if (const redlock::options& o = m->opts; o.reentrant) {
         m->owner = !o.value.empty() ? o.value
                    : o.gen_value    ? o.gen_value()
@@ -161,17 +160,10 @@ mutex client::make_multi_mutex(std::vector<std::string> names, options opts)
 
 semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits, options opts)
 {
-    std::string problem = validate(opts, name);
-    if (problem.empty()) {
-        problem = detail::semaphore_problem(opts, permits);
-    }
-    if (!problem.empty()) {
-        refuse(problem);
-    }
     std::vector<std::string> names;
     names.push_back(std::move(name));
-    auto m = lock_state_of(impl_, std::move(names), detail::lock_kind::semaphore,
-                           static_cast<std::size_t>(permits), std::move(opts));
+    auto m =
+        lock_state_of(impl_, std::move(names), detail::semaphore_kind, permits, std::move(opts));
     return detail::access::make<semaphore>(std::move(m));
 }
 
@@ -182,18 +174,9 @@ semaphore client::make_semaphore(std::string name, std::ptrdiff_t permits)
 
 rw_mutex client::make_rw_mutex(std::string name, options opts)
 {
-    std::string problem = validate(opts, name);
-    if (problem.empty()) {
-        problem = detail::rw_problem(opts);
-    }
-    if (!problem.empty()) {
-        refuse(problem);
-    }
     const std::vector<std::string> names{std::move(name)};
-    auto writers = lock_state_of(impl_, names, detail::lock_kind::write, 1, opts);
-    // Readers hold the lock together: tokens order holders one after another.
-    opts.fencing = false;
-    auto readers = lock_state_of(impl_, names, detail::lock_kind::read, 1, std::move(opts));
+    auto writers = lock_state_of(impl_, names, detail::write_kind, 1, opts);
+    auto readers = lock_state_of(impl_, names, detail::read_kind, 1, std::move(opts));
     return rw_mutex(std::move(writers), std::move(readers));
 }
 

@@ -55,7 +55,7 @@ std::uint64_t guard::fencing_token() const noexcept
 
 bool guard::shared() const noexcept
 {
-    return state_ && state_->mutex->kind == detail::lock_kind::read;
+    return state_ && state_->mutex->rules->shared;
 }
 
 bool guard::lost() const noexcept

@@ -68,15 +68,15 @@ class line_place
 {
   public:
     /// `turn_value`: the owner value of a fair acquire, which only a message naming it
-    /// wakes; empty for any other. `kind`: the lock's, which says what a release may let in.
+    /// wakes; empty for any other. `rule`: the lock's, which says what a release may let in.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
-               std::string_view turn_value, lock_kind kind)
+               std::string_view turn_value, wake_rule rule)
         : client_(c),
           keys_(keys),
           turn_value_(turn_value),
           // A fair waiter's messages come on its client's own channel.
           channel_suffix_(turn_value.empty() ? std::string() : fair_channel_suffix(c.channel_tag)),
-          waiter_(pause, wake_rule_of(kind))
+          waiter_(pause, rule)
     {
     }
     line_place(const line_place&) = delete;
@@ -87,13 +87,6 @@ class line_place
     waiter& self() noexcept { return waiter_; }
 
   private:
-    static wake_rule wake_rule_of(lock_kind kind)
-    {
-        return kind == lock_kind::read        ? wake_rule::shared
-               : kind == lock_kind::semaphore ? wake_rule::one_permit
-                                              : wake_rule::one_owner;
-    }
-
     client_impl& client_;
     const std::vector<std::string>& keys_;
     std::string_view turn_value_;
@@ -150,18 +143,16 @@ std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
 // attempt on the same connection, so it undoes the attempt's own increment.
 round clean_up_round(const mutex_state& m, std::string_view value, const report& attempt)
 {
-    round r = release_round(m, value, true, stop_rule::quorum_replied);
+    // A writer that waits keeps its intent between attempts, so that new readers stay out
+    // meanwhile; it is withdrawn when the acquire ends (`acquisition::giving_up_round`).
+    round r = background_round(m, value, clean_up_request(m.shape(), {.value = value}),
+                               stop_rule::quorum_replied);
     if (m.opts.reentrant) {
         r.skip.resize(attempt.nodes.size());
         for (std::size_t i = 0; i < attempt.nodes.size(); ++i) {
             r.skip[i] = attempt.nodes[i].status == node_status::taken;
         }
         r.skip_detail = "not sent: the attempt was refused here, so it holds nothing to undo";
-    }
-    if (m.kind == lock_kind::write) {
-        // A writer that waits keeps its intent between attempts, so that new readers stay out
-        // meanwhile; it is withdrawn when the acquire ends (`acquisition::giving_up_round`).
-        r.cmd = release_request(m.shape(), value, true, true).cmd;
     }
     return r;
 }
@@ -234,7 +225,7 @@ class acquisition
     // its tries. It must outlast the pause after the attempt, so that pause's delay is drawn
     // now.
     std::chrono::milliseconds intent_for_attempt();
-    bool fair() const { return m_->kind == lock_kind::fair; }
+    bool fair() const { return m_->rules->waits == waiting::queue; }
     // Whether a release may hand the key to this fair waiter: not when its holder needs a
     // fencing token, nor when the nodes' replicas must acknowledge the key.
     bool takes_hand_offs() const { return ticket_ && !o_.fencing && o_.wait_for_replicas == 0; }
@@ -278,7 +269,7 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .turn_wait = fair_timing_for(o_.expiry).refresh}),
       pause_(c_.strand),
       place_(c_, m_->keys, pause_, fair() ? std::string_view(value_) : std::string_view(),
-             m_->kind),
+             m_->rules->wakes),
       single_attempt_(single_attempt),
       timing_(fair_timing_for(o_.expiry))
 {
@@ -294,17 +285,18 @@ acquire_fsm::action acquisition::follow(acquire_fsm::action act)
 
 acquire_fsm::action acquisition::start()
 {
-    // A semaphore's other permits may be free while this client holds one.
-    const bool exclusive = m_->kind == lock_kind::exclusive;
-    return follow(fsm_.start((exclusive && c_.waiters->ours(m_->keys)) ||
-                             c_.waiters->taking_a_release(m_->keys)));
+    // Only a lock that the client's acquires pass between them can be the client's own (a
+    // semaphore's other permits may be free while this client holds one).
+    const bool own = m_->rules->hands_off_in_client;
+    return follow(
+        fsm_.start((own && c_.waiters->ours(m_->keys)) || c_.waiters->taking_a_release(m_->keys)));
 }
 
 // Phase 1 of the ticket: a proposal from every node; with one node it is the ticket.
 round acquisition::join_round() const
 {
-    request req = fair_join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1,
-                                    c_.channel_tag);
+    request req =
+        join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1, c_.channel_tag);
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
                  .value = value_,
@@ -332,9 +324,12 @@ round acquisition::attempt_round()
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
     // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
-    request req = fair() ? fair_acquire_request(m_->shape(), value_, o_.expiry, timing_.entry_ttl,
-                                                ticket_, c_.channel_tag)
-                         : acquire_request(m_->shape(), value_, o_.expiry, intent_for_attempt());
+    request req = acquire_request(m_->shape(), {.value = value_,
+                                                .expiry = o_.expiry,
+                                                .intent = intent_for_attempt(),
+                                                .ticket = ticket_,
+                                                .entry_ttl = timing_.entry_ttl,
+                                                .channel_tag = c_.channel_tag});
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -355,7 +350,7 @@ round acquisition::attempt_round()
 
 std::chrono::milliseconds acquisition::intent_for_attempt()
 {
-    if (m_->kind != lock_kind::write || single_attempt_ || fsm_.attempt_number() >= o_.tries) {
+    if (!m_->rules->writer_intent || single_attempt_ || fsm_.attempt_number() >= o_.tries) {
         return {};
     }
     try {
@@ -377,9 +372,7 @@ acquire_fsm::action acquisition::attempted(std::vector<node_outcome> outcomes)
         return o.code == node_errc::permits_mismatch;
     });
     rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
-    // A semaphore is full for this client once its full nodes leave too few for a quorum.
-    const bool taken =
-        m_->kind == lock_kind::semaphore ? t.taken > t.nodes - t.quorum() : t.taken_by_other();
+    const bool taken = m_->rules->taken(t);
     return follow(fsm_.attempted({.quorum_with_validity = t.reached() && clock::now() < until_,
                                   .taken_by_other = taken,
                                   .some_taken = t.taken > 0,
@@ -440,10 +433,12 @@ round acquisition::clean_up_round()
         stamp = static_cast<std::uint64_t>(fsm_.attempt_number());
         place_.self().hand_offs.expect(*stamp, clock::now(), nodes().size(), m_->quorum);
     }
-    return background_round(
-        *m_, value_,
-        fair_clean_up_request(m_->shape(), value_, stamp, timing_.entry_ttl, c_.channel_tag),
-        stop_rule::quorum_replied);
+    return background_round(*m_, value_,
+                            clean_up_request(m_->shape(), {.value = value_,
+                                                           .hand_off_stamp = stamp,
+                                                           .entry_ttl = timing_.entry_ttl,
+                                                           .channel_tag = c_.channel_tag}),
+                            stop_rule::quorum_replied);
 }
 
 acquire_fsm::action acquisition::cleaned_up()

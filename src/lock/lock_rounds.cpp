@@ -51,12 +51,12 @@ round handing_off(const lock_state& l)
     // woken now, as the nodes' messages would wake them (which are then answered), so that a
     // new acquire of the client cannot get ahead of them (`waiter_queue::taking_a_release`).
     // A reader's release lets nobody in while other readers hold: the nodes tell.
-    if (m.kind == lock_kind::semaphore || m.kind == lock_kind::write) {
+    if (m.rules->release_wakes_own) {
         for (const std::string& key : m.keys) {
             m.client->waiters->released(key, l.value);
         }
     }
-    if (!m.opts.reentrant && m.kind == lock_kind::exclusive) {
+    if (!m.opts.reentrant && m.rules->hands_off_in_client) {
         // For a single key the waiter's attempt and the release go out in one write per node.
         const auto* hold = m.keys.size() == 1 ? &m.client->connections : nullptr;
         for (const std::string& key : m.keys) {

@@ -6,6 +6,7 @@
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
 
+#include "lock/kind_rules.hpp"
 #include "lock/stored_report.hpp"
 #include "lock/validity.hpp"
 #include "lock/watchdog.hpp"
@@ -42,16 +43,17 @@ struct mutex_state
     redlock::options opts;
     /// For a reentrant lock, the owner value every acquisition through this mutex uses.
     std::string owner;
-    /// A mutex, or a semaphore of `permits` permits (one key, `keys.front()`).
-    lock_kind kind = lock_kind::exclusive;
+    /// The rules of its kind: a mutex's, a fair mutex's, a semaphore's of `permits` permits
+    /// (one key, `keys.front()`), a read-write lock's reader's or writer's.
+    const kind_rules* rules = &mutex_kind;
     std::size_t permits = 1;
     /// The nodes that must grant an acquisition (and confirm an extension, a check, a
-    /// release): a majority for a mutex, `semaphore_quorum` for a semaphore.
+    /// release): `rules->quorum` of the client's nodes.
     std::size_t quorum = 1;
 
     lock_shape shape() const
     {
-        return {keys, opts.reentrant, opts.fencing, prefix, in_cluster, kind, permits};
+        return {keys, opts.reentrant, opts.fencing, prefix, in_cluster, rules->scripts, permits};
     }
     const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 

@@ -9,7 +9,12 @@ namespace redlock::detail {
 
 std::string rw_problem(const options& opts)
 {
-    return entry_lock_refusal(opts, "read-write lock");
+    if (std::string why = entry_lock_refusal(opts, "read-write lock"); !why.empty()) {
+        return why;
+    }
+    return first_refused(opts, {{&options::fair,
+                                 "options.fair cannot be used on a read-write lock: its queue "
+                                 "orders the waiters of a mutex"}});
 }
 
 std::chrono::milliseconds writer_intent_expiry(std::chrono::milliseconds next_delay,

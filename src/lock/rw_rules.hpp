@@ -11,8 +11,9 @@
 namespace redlock::detail {
 
 /// Why a read-write lock cannot be made with `opts` (beyond what `validate` says of any lock),
-/// empty when it can: each acquisition is an entry of its own, so not reentrant; and an entry
-/// that expired may have let a writer in, so an extend never recreates it.
+/// empty when it can: each acquisition is an entry of its own, so not reentrant; an entry
+/// that expired may have let a writer in, so an extend never recreates it; and the fair
+/// queue orders the waiters of a mutex, not readers and writers, so not fair.
 std::string rw_problem(const options& opts);
 
 /// How long the intent of a writer that waits for readers keeps new readers out: until its

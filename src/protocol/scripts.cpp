@@ -34,45 +34,212 @@ node_failure unexpected(const resp::reply& r)
     return node_failure{node_errc::unexpected_reply, unexpected_words(r)};
 }
 
+// The arguments that make a script publish on the release channel of `lock`'s key.
+std::vector<std::string> announcing(const lock_shape& lock)
+{
+    std::vector<std::string> channels;
+    channels.reserve(1 + lock.keys.size());
+    channels.emplace_back(pubsub_for(lock.in_cluster).publish);
+    for (const std::string& key : lock.keys) {
+        channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
+    }
+    return channels;
+}
+
+std::vector<std::string> announcing_if(const lock_shape& lock, bool announce)
+{
+    return announce ? announcing(lock) : std::vector<std::string>{};
+}
+
+// ---- A mutex: plain or reentrant keys, fenced or not. ----
+
+request mutex_acquire(const lock_shape& lock, const attempt_args& a)
+{
+    const std::string ms = std::to_string(a.expiry.count());
+    if (lock.fencing) {
+        std::vector<std::string> keys = lock.keys;
+        for (const std::string& key : lock.keys) {
+            keys.push_back(fence_key(lock.prefix, key, lock.in_cluster));
+        }
+        // validate() refuses fencing on reentrant locks.
+        return {script_command(script_id::fenced_acquire, keys, {a.value, ms}),
+                read_fenced_acquire_reply};
+    }
+    if (!lock.reentrant && lock.keys.size() == 1) {
+        command c;
+        resp::append_command(c.payload, {"SET", lock.keys[0], a.value, "NX", "PX", ms});
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(6, "SET"));
+        return {std::move(c), read_acquire_reply};
+    }
+    return {script_command(lock.reentrant ? script_id::reentrant_acquire : script_id::plain_acquire,
+                           lock.keys, {a.value, ms}),
+            read_script_reply};
+}
+
+request mutex_release(const lock_shape& lock, std::string_view value, bool announce)
+{
+    return {script_command(lock.reentrant ? script_id::reentrant_release : script_id::plain_release,
+                           lock.keys, {value}, announcing_if(lock, announce)),
+            read_script_reply};
+}
+
+request mutex_clean_up(const lock_shape& lock, const clean_up_args& a)
+{
+    return mutex_release(lock, a.value, true);
+}
+
+request mutex_extend(const lock_shape& lock, std::string_view value,
+                     std::chrono::milliseconds expiry, bool recreate)
+{
+    return {script_command(
+                lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
+                lock.keys, {value, std::to_string(expiry.count()), recreate ? "1" : "0"}),
+            read_script_reply};
+}
+
+request mutex_check(const lock_shape& lock, std::string_view value)
+{
+    if (!lock.reentrant && lock.keys.size() == 1) {
+        command c;
+        resp::append_command(c.payload, {"GET", lock.keys[0]});
+        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(2, "GET"));
+        return {std::move(c), read_get_reply};
+    }
+    return {script_command(
+                lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
+                lock.keys, {value}),
+            read_script_reply};
+}
+
+// ---- A semaphore: a sorted set of holders, with its limit in a key beside it. ----
+
 // A semaphore's keys on a node: its holders and its limit.
 std::vector<std::string> semaphore_keys(const lock_shape& lock)
 {
     return {lock.keys.front(), limit_key(lock.prefix, lock.keys.front(), lock.in_cluster)};
 }
 
-request semaphore_acquire_request(const lock_shape& lock, std::string_view value,
-                                  const std::string& ms)
+request semaphore_acquire(const lock_shape& lock, const attempt_args& a)
 {
     const std::string permits = std::to_string(lock.permits);
-    return {
-        script_command(script_id::semaphore_acquire, semaphore_keys(lock), {value, ms, permits}),
-        read_semaphore_acquire_reply};
+    return {script_command(script_id::semaphore_acquire, semaphore_keys(lock),
+                           {a.value, std::to_string(a.expiry.count()), permits}),
+            read_semaphore_acquire_reply};
 }
 
-bool read_write(const lock_shape& lock)
+request semaphore_release(const lock_shape& lock, std::string_view value, bool announce)
 {
-    return lock.kind == lock_kind::read || lock.kind == lock_kind::write;
+    return {script_command(script_id::semaphore_release, semaphore_keys(lock), {value},
+                           announcing_if(lock, announce)),
+            read_script_reply};
 }
 
-// A read-write lock's entry names its mode: 'r' a reader, 'w' the writer.
-std::string_view mode_of(const lock_shape& lock)
+request semaphore_clean_up(const lock_shape& lock, const clean_up_args& a)
 {
-    return lock.kind == lock_kind::read ? "r" : "w";
+    return semaphore_release(lock, a.value, true);
 }
+
+// A permit that expired is never recreated: validate() refuses set_nx_on_extend.
+request semaphore_extend(const lock_shape& lock, std::string_view value,
+                         std::chrono::milliseconds expiry, bool)
+{
+    return {script_command(script_id::semaphore_check_extend, semaphore_keys(lock),
+                           {value, std::to_string(expiry.count())}),
+            read_script_reply};
+}
+
+request semaphore_check(const lock_shape& lock, std::string_view value)
+{
+    return {script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value}),
+            read_script_reply};
+}
+
+std::string semaphore_key_problem(const lock_shape& lock, const std::string& key)
+{
+    if (!limit_key(lock.prefix, key, true).empty()) {
+        return {};
+    }
+    return "the semaphore's key '" + key +
+           "' holds a '}' outside any hash tag, so its limit cannot share its Redis Cluster "
+           "slot: name it without '}', or give it a hash tag";
+}
+
+// ---- A read-write lock: a hash of entries, each naming its mode, 'r' a reader, 'w' the
+// writer. ----
 
 // A writer with fencing bumps the counter beside the key and answers its token.
-request rw_acquire_request(const lock_shape& lock, std::string_view value, const std::string& ms,
-                           std::chrono::milliseconds intent)
+request rw_acquire(const lock_shape& lock, const attempt_args& a, std::string_view mode,
+                   bool fenced)
 {
     std::vector<std::string> keys{lock.keys.front()};
-    const bool fenced = lock.fencing && lock.kind == lock_kind::write;
     if (fenced) {
         keys.push_back(fence_key(lock.prefix, lock.keys.front(), lock.in_cluster));
     }
     return {script_command(script_id::rw_acquire, keys,
-                           {value, ms, mode_of(lock), std::to_string(intent.count())}),
+                           {a.value, std::to_string(a.expiry.count()), mode,
+                            std::to_string(a.intent.count())}),
             fenced ? read_fenced_acquire_reply : read_script_reply};
 }
+
+// `keep_intent`: the clean-up between the attempts of a writer that waits on.
+request rw_release(const lock_shape& lock, std::string_view value, std::string_view mode,
+                   bool announce, bool keep_intent)
+{
+    return {script_command(script_id::rw_release, {lock.keys.front()},
+                           {value, mode, keep_intent ? "0" : "1"}, announcing_if(lock, announce)),
+            read_script_reply};
+}
+
+// An entry that expired is never recreated: make_rw_mutex refuses set_nx_on_extend.
+request rw_extend(const lock_shape& lock, std::string_view value, std::string_view mode,
+                  std::chrono::milliseconds expiry)
+{
+    return {script_command(script_id::rw_check_extend, {lock.keys.front()},
+                           {value, mode, std::to_string(expiry.count())}),
+            read_script_reply};
+}
+
+request rw_check(const lock_shape& lock, std::string_view value, std::string_view mode)
+{
+    return {script_command(script_id::rw_check_extend, {lock.keys.front()}, {value, mode}),
+            read_script_reply};
+}
+
+// The builders of one mode: a reader's (`is_writer` false) or the writer's. Readers hold
+// together, so no fencing token orders them; a writer that waits keeps its intent between
+// attempts, so that new readers stay out meanwhile (its clean-up keeps it, its release
+// withdraws it when the acquire ends).
+template <bool is_writer>
+struct rw_mode
+{
+    static constexpr std::string_view mode = is_writer ? "w" : "r";
+
+    static request acquire(const lock_shape& lock, const attempt_args& a)
+    {
+        return rw_acquire(lock, a, mode, is_writer && lock.fencing);
+    }
+    static request clean_up(const lock_shape& lock, const clean_up_args& a)
+    {
+        return rw_release(lock, a.value, mode, true, is_writer);
+    }
+    static request release(const lock_shape& lock, std::string_view value, bool announce)
+    {
+        return rw_release(lock, value, mode, announce, false);
+    }
+    static request extend(const lock_shape& lock, std::string_view value,
+                          std::chrono::milliseconds expiry, bool)
+    {
+        return rw_extend(lock, value, mode, expiry);
+    }
+    static request check(const lock_shape& lock, std::string_view value)
+    {
+        return rw_check(lock, value, mode);
+    }
+};
+using reader = rw_mode<false>;
+using writer = rw_mode<true>;
+
+// ---- A fair lock: a plain key and, beside it, a queue of waiters ordered by ticket. ----
 
 // A fair lock's keys on a node: the lock key and its queue's.
 std::vector<std::string> fair_keys(const lock_shape& lock)
@@ -86,19 +253,69 @@ std::vector<std::string> fair_keys(const lock_shape& lock)
     return keys;
 }
 
-// The arguments that make a script publish on the release channel of `lock`'s key.
-std::vector<std::string> announcing(const lock_shape& lock)
+request fair_join(const lock_shape& lock, std::string_view value,
+                  std::chrono::milliseconds entry_ttl, bool commit, std::string_view channel_tag)
 {
-    std::vector<std::string> channels;
-    channels.reserve(1 + lock.keys.size());
-    channels.emplace_back(pubsub_for(lock.in_cluster).publish);
-    for (const std::string& key : lock.keys) {
-        channels.push_back(release_channel(lock.prefix, key, lock.in_cluster));
+    return {
+        script_command(script_id::fair_join, fair_keys(lock),
+                       {value, std::to_string(entry_ttl.count()), commit ? "1" : "0", channel_tag}),
+        read_fenced_acquire_reply};
+}
+
+// A waiter ahead reads as `taken` (`read_fair_acquire_reply`).
+request fair_acquire(const lock_shape& lock, const attempt_args& a)
+{
+    std::vector<std::string> keys = fair_keys(lock);
+    if (lock.fencing) {
+        keys.push_back(fence_key(lock.prefix, keys.front(), lock.in_cluster));
     }
-    return channels;
+    return {script_command(
+                script_id::fair_acquire, keys,
+                {a.value, std::to_string(a.expiry.count()), std::to_string(a.entry_ttl.count()),
+                 a.ticket ? std::to_string(*a.ticket) : std::string(), a.channel_tag},
+                announcing(lock)),
+            read_fair_acquire_reply};
+}
+
+// Deletes the key where it holds `value`, and the entry leaves the queue.
+request fair_release(const lock_shape& lock, std::string_view value, bool announce)
+{
+    return {script_command(script_id::fair_release, fair_keys(lock), {value, "1", "", "", ""},
+                           announcing_if(lock, announce)),
+            read_script_reply};
+}
+
+// Deletes the key where it holds the value and keeps the entry.
+request fair_clean_up(const lock_shape& lock, const clean_up_args& a)
+{
+    return {script_command(script_id::fair_release, fair_keys(lock),
+                           {a.value, "0", a.hand_off_stamp ? std::to_string(*a.hand_off_stamp) : "",
+                            std::to_string(a.entry_ttl.count()), a.channel_tag}),
+            read_script_reply};
+}
+
+std::string fair_key_problem(const lock_shape& lock, const std::string& key)
+{
+    if (!queue_key(lock.prefix, key, queue_part::order, true).empty()) {
+        return {};
+    }
+    return "the fair lock's key '" + key +
+           "' holds a '}' outside any hash tag, so its queue cannot share its Redis Cluster "
+           "slot: name it without '}', or give it a hash tag";
 }
 
 }  // namespace
+
+// One set of builders per kind, a row each. A fair lock's key is a plain mutex's key (fair
+// locks are neither reentrant nor multi-key), so its extend and check are a mutex's.
+// clang-format off
+//                                   acquire            clean_up            release            extend            check            join       helper_key_problem
+const kind_scripts mutex_scripts    {mutex_acquire,     mutex_clean_up,     mutex_release,     mutex_extend,     mutex_check,     nullptr,   nullptr};
+const kind_scripts semaphore_scripts{semaphore_acquire, semaphore_clean_up, semaphore_release, semaphore_extend, semaphore_check, nullptr,   semaphore_key_problem};
+const kind_scripts reader_scripts   {reader::acquire,   reader::clean_up,   reader::release,   reader::extend,   reader::check,   nullptr,   nullptr};
+const kind_scripts writer_scripts   {writer::acquire,   writer::clean_up,   writer::release,   writer::extend,   writer::check,   nullptr,   nullptr};
+const kind_scripts fair_scripts     {fair_acquire,      fair_clean_up,      fair_release,      mutex_extend,     mutex_check,     fair_join, fair_key_problem};
+// clang-format on
 
 std::string cluster_key_problem(lock_shape lock)
 {
@@ -115,16 +332,10 @@ std::string cluster_key_problem(lock_shape lock)
                 "'{order:7}:stock' and '{order:7}:payment'");
             return why;
         }
-        if (lock.kind == lock_kind::semaphore && limit_key(lock.prefix, key, true).empty()) {
-            return "the semaphore's key '" + key +
-                   "' holds a '}' outside any hash tag, so its limit cannot share its Redis "
-                   "Cluster slot: name it without '}', or give it a hash tag";
-        }
-        if (lock.kind == lock_kind::fair &&
-            queue_key(lock.prefix, key, queue_part::order, true).empty()) {
-            return "the fair lock's key '" + key +
-                   "' holds a '}' outside any hash tag, so its queue cannot share its Redis "
-                   "Cluster slot: name it without '}', or give it a hash tag";
+        if (lock.scripts->helper_key_problem) {
+            if (std::string why = lock.scripts->helper_key_problem(lock, key); !why.empty()) {
+                return why;
+            }
         }
         if (lock.fencing && fence_key(lock.prefix, key, true).empty()) {
             return "the key '" + key +
@@ -133,36 +344,6 @@ std::string cluster_key_problem(lock_shape lock)
         }
     }
     return {};
-}
-
-request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
-                        std::chrono::milliseconds intent)
-{
-    const std::string ms = std::to_string(expiry.count());
-    if (read_write(lock)) {
-        return rw_acquire_request(lock, value, ms, intent);
-    }
-    if (lock.kind == lock_kind::semaphore) {
-        return semaphore_acquire_request(lock, value, ms);
-    }
-    if (lock.fencing) {
-        std::vector<std::string> keys = lock.keys;
-        for (const std::string& key : lock.keys) {
-            keys.push_back(fence_key(lock.prefix, key, lock.in_cluster));
-        }
-        // validate() refuses fencing on reentrant locks.
-        return {script_command(script_id::fenced_acquire, keys, {value, ms}),
-                read_fenced_acquire_reply};
-    }
-    if (!lock.reentrant && lock.keys.size() == 1) {
-        command c;
-        resp::append_command(c.payload, {"SET", lock.keys[0], value, "NX", "PX", ms});
-        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(6, "SET"));
-        return {std::move(c), read_acquire_reply};
-    }
-    return {script_command(lock.reentrant ? script_id::reentrant_acquire : script_id::plain_acquire,
-                           lock.keys, {value, ms}),
-            read_script_reply};
 }
 
 void add_replica_wait(command& cmd, int replicas, std::chrono::milliseconds timeout)
@@ -208,96 +389,6 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
     return node_status::ok;
 }
 
-request fair_join_request(lock_shape lock, std::string_view value,
-                          std::chrono::milliseconds entry_ttl, bool commit,
-                          std::string_view channel_tag)
-{
-    return {
-        script_command(script_id::fair_join, fair_keys(lock),
-                       {value, std::to_string(entry_ttl.count()), commit ? "1" : "0", channel_tag}),
-        read_fenced_acquire_reply};
-}
-
-request fair_acquire_request(lock_shape lock, std::string_view value,
-                             std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
-                             std::optional<std::uint64_t> ticket, std::string_view channel_tag)
-{
-    std::vector<std::string> keys = fair_keys(lock);
-    if (lock.fencing) {
-        keys.push_back(fence_key(lock.prefix, keys.front(), lock.in_cluster));
-    }
-    return {
-        script_command(script_id::fair_acquire, keys,
-                       {value, std::to_string(expiry.count()), std::to_string(entry_ttl.count()),
-                        ticket ? std::to_string(*ticket) : std::string(), channel_tag},
-                       announcing(lock)),
-        read_fair_acquire_reply};
-}
-
-request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce)
-{
-    return {script_command(script_id::fair_release, fair_keys(lock),
-                           {value, leave ? "1" : "0", "", "", ""},
-                           announce ? announcing(lock) : std::vector<std::string>{}),
-            read_script_reply};
-}
-
-request fair_clean_up_request(lock_shape lock, std::string_view value,
-                              std::optional<std::uint64_t> hand_off_stamp,
-                              std::chrono::milliseconds entry_ttl, std::string_view channel_tag)
-{
-    return {script_command(script_id::fair_release, fair_keys(lock),
-                           {value, "0", hand_off_stamp ? std::to_string(*hand_off_stamp) : "",
-                            std::to_string(entry_ttl.count()), channel_tag}),
-            read_script_reply};
-}
-
-request release_request(lock_shape lock, std::string_view value, bool announce, bool keep_intent)
-{
-    if (lock.kind == lock_kind::fair) {
-        return fair_release_request(lock, value, true, announce);
-    }
-    std::vector<std::string> channels;
-    if (announce) {
-        channels = announcing(lock);
-    }
-    if (lock.kind == lock_kind::semaphore) {
-        return {
-            script_command(script_id::semaphore_release, semaphore_keys(lock), {value}, channels),
-            read_script_reply};
-    }
-    if (read_write(lock)) {
-        return {script_command(script_id::rw_release, {lock.keys.front()},
-                               {value, mode_of(lock), keep_intent ? "0" : "1"}, channels),
-                read_script_reply};
-    }
-    return {script_command(lock.reentrant ? script_id::reentrant_release : script_id::plain_release,
-                           lock.keys, {value}, channels),
-            read_script_reply};
-}
-
-request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
-                       bool recreate)
-{
-    const std::string ms = std::to_string(expiry.count());
-    if (lock.kind == lock_kind::semaphore) {
-        // A permit that expired is never recreated: validate() refuses set_nx_on_extend.
-        return {
-            script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value, ms}),
-            read_script_reply};
-    }
-    if (read_write(lock)) {
-        // An entry that expired is never recreated: make_rw_mutex refuses set_nx_on_extend.
-        return {script_command(script_id::rw_check_extend, {lock.keys.front()},
-                               {value, mode_of(lock), ms}),
-                read_script_reply};
-    }
-    return {script_command(
-                lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
-                lock.keys, {value, ms, recreate ? "1" : "0"}),
-            read_script_reply};
-}
-
 request fence_raise_request(lock_shape lock, std::uint64_t token)
 {
     std::vector<std::string> counters;
@@ -305,29 +396,6 @@ request fence_raise_request(lock_shape lock, std::uint64_t token)
         counters.push_back(fence_key(lock.prefix, key, lock.in_cluster));
     }
     return {script_command(script_id::fence_raise, counters, {std::to_string(token)}),
-            read_script_reply};
-}
-
-request check_request(lock_shape lock, std::string_view value)
-{
-    if (lock.kind == lock_kind::semaphore) {
-        return {script_command(script_id::semaphore_check_extend, semaphore_keys(lock), {value}),
-                read_script_reply};
-    }
-    if (read_write(lock)) {
-        return {
-            script_command(script_id::rw_check_extend, {lock.keys.front()}, {value, mode_of(lock)}),
-            read_script_reply};
-    }
-    if (!lock.reentrant && lock.keys.size() == 1) {
-        command c;
-        resp::append_command(c.payload, {"GET", lock.keys[0]});
-        c.key_at = static_cast<std::uint32_t>(resp::first_argument_at(2, "GET"));
-        return {std::move(c), read_get_reply};
-    }
-    return {script_command(
-                lock.reentrant ? script_id::reentrant_check_extend : script_id::plain_check_extend,
-                lock.keys, {value}),
             read_script_reply};
 }
 

@@ -14,8 +14,9 @@
 // locks, over one name: a hash {mode:owner value: expiry in the server's ms} of readers, a
 // writer and a waiting writer's intent. And fair locks: a plain lock key and, beside it, a
 // queue of waiters ordered by ticket (`queue_key`); only the queue's head may set the key.
-// Each request is one command or one script of the table (script_table.hpp), whose answer
-// a reply reader turns into a node_status.
+// Each kind has its set of request builders (`kind_scripts`); each request is one command or
+// one script of the table (script_table.hpp), whose answer a reply reader turns into a
+// node_status.
 
 #include <redlock/report.hpp>
 
@@ -37,19 +38,80 @@ namespace redlock::detail {
 /// `why` (an error reply's code and words, or `unexpected_reply`).
 using reply_reader = node_status (*)(const resp::reply&, std::string_view value, node_failure& why);
 
-/// How many may hold a lock at once, which decides its scripts and its quorum.
-enum class lock_kind : std::uint8_t {
-    /// One owner (the plain and reentrant locks).
-    exclusive,
-    /// Up to `lock_shape::permits` owners, each with a permit of its own.
-    semaphore,
-    /// A reader of a read-write lock: readers hold it together, each with an entry of its own.
-    read,
-    /// The writer of a read-write lock: alone, neither with readers nor with another writer.
-    write,
-    /// One owner, granted to waiters in the order of their tickets (one key).
-    fair,
+/// A command with the function that reads each node's reply to it.
+struct request
+{
+    command cmd;
+    reply_reader read;
 };
+
+struct lock_shape;
+
+/// What an attempt to acquire sends beside the lock's shape.
+struct attempt_args
+{
+    std::string_view value;
+    std::chrono::milliseconds expiry{};
+    /// For the writer of a read-write lock that will wait: how long its intent keeps new
+    /// readers out when readers refuse it (0: a single attempt records none).
+    std::chrono::milliseconds intent{};
+    /// For a lock with a queue: the waiter's ticket once agreed (none: try_acquire, which
+    /// succeeds only if nobody is queued), how long its entry lives unless refreshed, and its
+    /// client's channel tag (`fair_channel_suffix`).
+    std::optional<std::uint64_t> ticket{};
+    std::chrono::milliseconds entry_ttl{};
+    std::string_view channel_tag{};
+};
+
+/// What the clean-up after a failed attempt sends beside the lock's shape.
+struct clean_up_args
+{
+    std::string_view value;
+    /// For a lock with a queue: the stamp that lets a release hand the key to the entry until
+    /// its next attempt (none: a release only names it), the entry's life from the clean-up's
+    /// arrival, and its client's channel tag.
+    std::optional<std::uint64_t> hand_off_stamp{};
+    std::chrono::milliseconds entry_ttl{};
+    std::string_view channel_tag{};
+};
+
+/// The commands of one kind of lock: one set per kind (below), which the kind's row of rules
+/// (lock/kind_rules.hpp) points at. Every builder reads the options of the lock from its
+/// shape (keys, reentrant, fencing, ...); which script it sends is the kind's.
+struct kind_scripts
+{
+    request (*acquire)(const lock_shape&, const attempt_args&);
+    /// After a failed attempt: takes back what the attempt may have set, keeping what the
+    /// kind keeps between attempts (a waiting writer's intent, a waiter's queue entry).
+    request (*clean_up)(const lock_shape&, const clean_up_args&);
+    /// Deletes the holder's entry or key, publishing on each deleted key's release channel
+    /// (`release_channel`) when `announce`; for a lock with a queue, its entry leaves too.
+    request (*release)(const lock_shape&, std::string_view value, bool announce);
+    /// Resets the TTL of keys that all hold `value`; with `recreate`, also sets keys that
+    /// vanished (unless another owner holds one).
+    request (*extend)(const lock_shape&, std::string_view value, std::chrono::milliseconds expiry,
+                      bool recreate);
+    /// Do all keys hold `value`?
+    request (*check)(const lock_shape&, std::string_view value);
+    /// For a lock with a queue: the join (phase 1 of a ticket), see `fair_join_request`; null
+    /// for the others.
+    request (*join)(const lock_shape&, std::string_view value, std::chrono::milliseconds entry_ttl,
+                    bool commit, std::string_view channel_tag);
+    /// Why `key` cannot be one of the lock's keys on a Redis Cluster node because of a helper
+    /// key the kind keeps beside it (a semaphore's limit, a queue); null when it keeps none.
+    std::string (*helper_key_problem)(const lock_shape&, const std::string& key);
+};
+
+/// A mutex over one or several keys, plain or reentrant, fenced or not: one owner.
+extern const kind_scripts mutex_scripts;
+/// A semaphore: up to `lock_shape::permits` owners, each with a permit of its own.
+extern const kind_scripts semaphore_scripts;
+/// A reader of a read-write lock: readers hold it together, each with an entry of its own.
+extern const kind_scripts reader_scripts;
+/// The writer of a read-write lock: alone, neither with readers nor with another writer.
+extern const kind_scripts writer_scripts;
+/// A fair mutex: one owner, granted to waiters in the order of their tickets (one key).
+extern const kind_scripts fair_scripts;
 
 /// What a lock is made of.
 struct lock_shape
@@ -63,7 +125,8 @@ struct lock_shape
     std::string_view prefix{};
     /// The client has a Redis Cluster node: helper keys go in their lock key's slot.
     bool in_cluster = false;
-    lock_kind kind = lock_kind::exclusive;
+    /// The commands of its kind.
+    const kind_scripts* scripts = &mutex_scripts;
     /// For a semaphore: how many holders it admits (>= 1).
     std::size_t permits = 1;
 };
@@ -72,59 +135,65 @@ struct lock_shape
 /// all its keys (and their fencing counters) at once, so they must share a hash slot. Pure.
 std::string cluster_key_problem(lock_shape lock);
 
-/// A command with the function that reads each node's reply to it.
-struct request
+/// The requests of `lock`'s kind (`lock_shape::scripts`).
+/// Acquire: for a mutex, SET key value NX PX for one plain key, a script otherwise. A fair
+/// lock's attempt commits the waiter's entry at its ticket (phase 2 of the ticket, and the
+/// entry's refresh) and sets the key if it is free and the entry is the head; without a
+/// ticket (try_acquire) only if nobody is queued.
+inline request acquire_request(lock_shape lock, const attempt_args& a)
 {
-    command cmd;
-    reply_reader read;
-};
-
-/// Acquire: SET key value NX PX for one plain key; a script otherwise. `intent`: for the
-/// writer of a read-write lock that will wait, how long its intent keeps new readers out
-/// when readers refuse it (0: a single attempt records none).
-request acquire_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
-                        std::chrono::milliseconds intent = {});
-/// A fair lock's join (phase 1 of a ticket): the node's proposal for `value`'s entry, which
+    return lock.scripts->acquire(lock, a);
+}
+inline request acquire_request(lock_shape lock, std::string_view value,
+                               std::chrono::milliseconds expiry,
+                               std::chrono::milliseconds intent = {})
+{
+    return lock.scripts->acquire(lock, {.value = value, .expiry = expiry, .intent = intent});
+}
+/// The clean-up after a failed attempt (`kind_scripts::clean_up`). A fair lock's deletes the
+/// key where it holds the value and keeps the entry; with a hand-off stamp, it also pushes
+/// the entry's expiry `entry_ttl` ahead and marks it so that, until the waiter's next attempt,
+/// a release hands the key to it once it is the head, saying so with that stamp
+/// (docs/safety.md); without, a release only names it. A waiting writer's keeps its intent.
+inline request clean_up_request(lock_shape lock, const clean_up_args& a)
+{
+    return lock.scripts->clean_up(lock, a);
+}
+/// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
+/// each deleted key's release channel (`release_channel`) unless `announce` is false. A
+/// writer's release withdraws its intent; a fair lock's takes the entry out of the queue as
+/// well and, announced, tells the queue's head when the key is free: hands it the key if its
+/// entry is marked for hand-offs, names it otherwise (`fair_message`).
+inline request release_request(lock_shape lock, std::string_view value, bool announce)
+{
+    return lock.scripts->release(lock, value, announce);
+}
+/// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
+/// that vanished (unless another owner holds one).
+inline request extend_request(lock_shape lock, std::string_view value,
+                              std::chrono::milliseconds expiry, bool recreate)
+{
+    return lock.scripts->extend(lock, value, expiry, recreate);
+}
+/// Valid: do all keys hold our value? GET for one plain key; a script otherwise.
+inline request check_request(lock_shape lock, std::string_view value)
+{
+    return lock.scripts->check(lock, value);
+}
+/// A queue's join (phase 1 of a ticket): the node's proposal for `value`'s entry, which
 /// expires `entry_ttl` from now by the node's clock unless refreshed; with `commit`, the
 /// proposal is the ticket at once (a lock of one node). Answers the proposal (>= 1), read as
 /// a fencing token is (`round::replies_with_token`). `channel_tag`: the client's, which the
-/// channel of the messages for the entry carries (`fair_channel_suffix`).
-request fair_join_request(lock_shape lock, std::string_view value,
-                          std::chrono::milliseconds entry_ttl, bool commit,
-                          std::string_view channel_tag);
-/// A fair lock's attempt: commits `value`'s entry at `ticket` (phase 2, and the entry's
-/// refresh) and sets the key if it is free and the entry is the head; without a ticket
-/// (try_acquire) only if nobody is queued. A waiter ahead reads as `taken`.
-request fair_acquire_request(lock_shape lock, std::string_view value,
-                             std::chrono::milliseconds expiry, std::chrono::milliseconds entry_ttl,
-                             std::optional<std::uint64_t> ticket, std::string_view channel_tag);
-/// Deletes a fair lock's key where it holds `value`; with `leave`, `value`'s entry leaves the
-/// queue as well; with `announce`, the queue's head is told when the key is free: handed the
-/// key if its entry is marked for hand-offs (`fair_clean_up_request`), named otherwise
-/// (`fair_message`).
-request fair_release_request(lock_shape lock, std::string_view value, bool leave, bool announce);
-/// The clean-up after a fair attempt that failed: deletes the key where it holds `value` and
-/// keeps `value`'s entry. With `hand_off_stamp`, it also pushes the entry's expiry `entry_ttl`
-/// ahead and marks it so that, until `value`'s next attempt, a release hands the key to it
-/// once it is the head, saying so with that stamp (docs/safety.md); without, a release only
-/// names it.
-request fair_clean_up_request(lock_shape lock, std::string_view value,
-                              std::optional<std::uint64_t> hand_off_stamp,
-                              std::chrono::milliseconds entry_ttl, std::string_view channel_tag);
+/// channel of the messages for the entry carries (`fair_channel_suffix`). Only for a kind
+/// with a queue (`kind_scripts::join`).
+inline request join_request(lock_shape lock, std::string_view value,
+                            std::chrono::milliseconds entry_ttl, bool commit,
+                            std::string_view channel_tag)
+{
+    return lock.scripts->join(lock, value, entry_ttl, commit, channel_tag);
+}
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
-/// Release: delete (or, reentrant, decrement) the keys that hold our value, publishing on
-/// each deleted key's release channel (`release_channel`) unless `announce` is false. The
-/// writer of a read-write lock also withdraws its intent, unless `keep_intent` (the clean-up
-/// between the attempts of a writer that waits on).
-request release_request(lock_shape lock, std::string_view value, bool announce,
-                        bool keep_intent = false);
-/// Extend: reset the TTL of keys that all hold our value; with `recreate`, also set keys
-/// that vanished (unless another owner holds one).
-request extend_request(lock_shape lock, std::string_view value, std::chrono::milliseconds expiry,
-                       bool recreate);
-/// Valid: do all keys hold our value? GET for one plain key; a script otherwise.
-request check_request(lock_shape lock, std::string_view value);
 
 /// How replies read: +OK/nil for SET NX; 1/0/-1 for the scripts; a bulk compared with
 /// `value` for GET. `why` is set for error replies and unexpected ones.

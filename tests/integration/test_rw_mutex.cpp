@@ -524,6 +524,11 @@ BOOST_AUTO_TEST_CASE(options_an_entry_cannot_have_are_refused)
     recreate.set_nx_on_extend = true;
     BOOST_CHECK_THROW(c.make_rw_mutex("x", recreate), boost::system::system_error);
     BOOST_CHECK_THROW(c.make_rw_mutex(""), boost::system::system_error);
+    // A fair read-write lock does not exist: options::fair is refused, not ignored.
+    BOOST_CHECK_EXCEPTION(c.make_rw_mutex("x", {.fair = true}), boost::system::system_error,
+                          [](const boost::system::system_error& e) {
+                              return e.code() == redlock::error::invalid_argument;
+                          });
     BOOST_CHECK_NO_THROW(c.make_rw_mutex("x", {.fencing = true}));
 }
 

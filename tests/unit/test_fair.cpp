@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(the_queue_lives_in_the_lock_keys_cluster_slot)
     // A name whose '}' cannot be put in a tag is refused on a cluster, before any I/O.
     const std::vector<std::string> keys{"a}b"};
     BOOST_TEST(
-        !cluster_key_problem({.keys = keys, .in_cluster = true, .kind = lock_kind::fair}).empty());
+        !cluster_key_problem({.keys = keys, .in_cluster = true, .scripts = &fair_scripts}).empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_node_ahead_in_the_queue_reads_as_taken)

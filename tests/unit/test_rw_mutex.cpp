@@ -36,10 +36,10 @@ std::vector<std::string> words(const std::string& wire)
 
 const std::vector<std::string> cache_key = {"cache:{prices}"};
 
-lock_shape rw_shape(lock_kind kind, bool fencing = false, bool in_cluster = false)
+lock_shape rw_shape(const kind_scripts& mode, bool fencing = false, bool in_cluster = false)
 {
     return lock_shape{
-        .keys = cache_key, .fencing = fencing, .in_cluster = in_cluster, .kind = kind};
+        .keys = cache_key, .fencing = fencing, .in_cluster = in_cluster, .scripts = &mode};
 }
 
 // EVALSHA sha numkeys keys... args...: the keys and the arguments after them.
@@ -77,6 +77,10 @@ BOOST_AUTO_TEST_CASE(options_that_an_entry_cannot_have_are_refused)
     o.reentrant = false;
     o.set_nx_on_extend = true;
     BOOST_TEST(rw_problem(o).find("options.set_nx_on_extend") == 0u);
+    o.set_nx_on_extend = false;
+    // The fair queue orders a mutex's waiters: a read-write lock would ignore it.
+    o.fair = true;
+    BOOST_TEST(rw_problem(o).find("options.fair") == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_writers_intent_outlasts_its_pause_and_four_rounds)
@@ -95,24 +99,24 @@ BOOST_AUTO_TEST_CASE(a_writers_intent_outlasts_its_pause_and_four_rounds)
 BOOST_AUTO_TEST_CASE(each_mode_acquires_with_its_entry_and_a_writer_asks_for_its_intent)
 {
     const auto reader =
-        call_of(acquire_request(rw_shape(lock_kind::read), "v", 900ms), script_id::rw_acquire);
+        call_of(acquire_request(rw_shape(reader_scripts), "v", 900ms), script_id::rw_acquire);
     BOOST_TEST(reader.keys == cache_key, boost::test_tools::per_element());
     BOOST_TEST(reader.args == (strings{"v", "900", "r", "0"}), boost::test_tools::per_element());
 
-    const auto waiting = call_of(acquire_request(rw_shape(lock_kind::write), "w", 900ms, 1850ms),
+    const auto waiting = call_of(acquire_request(rw_shape(writer_scripts), "w", 900ms, 1850ms),
                                  script_id::rw_acquire);
     BOOST_TEST(waiting.args == (strings{"w", "900", "w", "1850"}),
                boost::test_tools::per_element());
 
     const auto trying =
-        call_of(acquire_request(rw_shape(lock_kind::write), "w", 900ms), script_id::rw_acquire);
+        call_of(acquire_request(rw_shape(writer_scripts), "w", 900ms), script_id::rw_acquire);
     BOOST_TEST(trying.args.at(3) == "0");  // a single attempt records no intent
-    BOOST_TEST(acquire_request(rw_shape(lock_kind::read), "v", 900ms).read == &read_script_reply);
+    BOOST_TEST(acquire_request(rw_shape(reader_scripts), "v", 900ms).read == &read_script_reply);
 }
 
 BOOST_AUTO_TEST_CASE(only_a_fenced_writer_bumps_the_counter_in_the_keys_slot)
 {
-    const request writer = acquire_request(rw_shape(lock_kind::write, true, true), "w", 900ms);
+    const request writer = acquire_request(rw_shape(writer_scripts, true, true), "w", 900ms);
     const auto w = call_of(writer, script_id::rw_acquire);
     BOOST_TEST_REQUIRE(w.keys.size() == 2u);
     BOOST_TEST(w.keys[1] == fence_key("", cache_key[0], true));
@@ -120,20 +124,20 @@ BOOST_AUTO_TEST_CASE(only_a_fenced_writer_bumps_the_counter_in_the_keys_slot)
     BOOST_TEST(writer.read == &read_fenced_acquire_reply);
 
     // Readers hold together: no token orders them.
-    const request reader = acquire_request(rw_shape(lock_kind::read, true, true), "r", 900ms);
+    const request reader = acquire_request(rw_shape(reader_scripts, true, true), "r", 900ms);
     BOOST_TEST(call_of(reader, script_id::rw_acquire).keys.size() == 1u);
     BOOST_TEST(reader.read == &read_script_reply);
-    BOOST_TEST(cluster_key_problem(rw_shape(lock_kind::write, true, true)).empty());
+    BOOST_TEST(cluster_key_problem(rw_shape(writer_scripts, true, true)).empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_release_names_its_mode_and_a_writer_withdraws_its_intent_unless_it_waits_on)
 {
     const auto reader =
-        call_of(release_request(rw_shape(lock_kind::read), "r", false), script_id::rw_release);
+        call_of(release_request(rw_shape(reader_scripts), "r", false), script_id::rw_release);
     BOOST_TEST(reader.args == (strings{"r", "r", "1"}), boost::test_tools::per_element());
 
     const auto writer =
-        call_of(release_request(rw_shape(lock_kind::write), "w", true), script_id::rw_release);
+        call_of(release_request(rw_shape(writer_scripts), "w", true), script_id::rw_release);
     BOOST_TEST_REQUIRE(writer.args.size() == 5u);
     BOOST_TEST((strings{writer.args.begin(), writer.args.begin() + 3}) == (strings{"w", "w", "1"}),
                boost::test_tools::per_element());
@@ -141,19 +145,19 @@ BOOST_AUTO_TEST_CASE(a_release_names_its_mode_and_a_writer_withdraws_its_intent_
     BOOST_TEST(writer.args[4] == release_channel("", cache_key[0]));
 
     // Between the attempts of a writer that waits, its clean-up keeps the intent.
-    const auto clean_up = call_of(release_request(rw_shape(lock_kind::write), "w", true, true),
-                                  script_id::rw_release);
+    const auto clean_up =
+        call_of(clean_up_request(rw_shape(writer_scripts), {.value = "w"}), script_id::rw_release);
     BOOST_TEST(clean_up.args.at(2) == "0");
 }
 
 BOOST_AUTO_TEST_CASE(check_and_extend_touch_only_the_entry_of_their_mode)
 {
-    for (const lock_kind kind : {lock_kind::read, lock_kind::write}) {
-        const std::string mode = kind == lock_kind::read ? "r" : "w";
-        const auto check = call_of(check_request(rw_shape(kind), "v"), script_id::rw_check_extend);
+    for (const kind_scripts* kind : {&reader_scripts, &writer_scripts}) {
+        const std::string mode = kind == &reader_scripts ? "r" : "w";
+        const auto check = call_of(check_request(rw_shape(*kind), "v"), script_id::rw_check_extend);
         BOOST_TEST(check.args == (strings{"v", mode}), boost::test_tools::per_element());
         const auto extend =
-            call_of(extend_request(rw_shape(kind), "v", 700ms, false), script_id::rw_check_extend);
+            call_of(extend_request(rw_shape(*kind), "v", 700ms, false), script_id::rw_check_extend);
         BOOST_TEST(extend.args == (strings{"v", mode, "700"}), boost::test_tools::per_element());
     }
 }

@@ -102,7 +102,7 @@ lock_shape semaphore_shape(const std::vector<std::string>& keys, std::size_t per
                            bool in_cluster = false)
 {
     return lock_shape{
-        .keys = keys, .in_cluster = in_cluster, .kind = lock_kind::semaphore, .permits = permits};
+        .keys = keys, .in_cluster = in_cluster, .scripts = &semaphore_scripts, .permits = permits};
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSL-1.0
+// The rows of rules, one per kind of lock.
+
+#include "lock/kind_rules.hpp"
+
+#include "lock/fair_rules.hpp"
+#include "lock/rw_rules.hpp"
+#include "lock/semaphore_rules.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+std::size_t majority(std::size_t nodes, std::size_t)
+{
+    return quorum_of(nodes);
+}
+
+std::size_t permit_quorum(std::size_t nodes, std::size_t permits)
+{
+    return semaphore_quorum(nodes, permits);
+}
+
+bool held_by_other(const tally& t)
+{
+    return t.taken_by_other();
+}
+
+// A semaphore is full for this client once its full nodes leave too few for a quorum.
+bool full(const tally& t)
+{
+    return t.taken > t.nodes - t.quorum();
+}
+
+std::string no_refusal(const options&, std::size_t, std::ptrdiff_t)
+{
+    return {};
+}
+
+std::string fair_refusal(const options& opts, std::size_t keys, std::ptrdiff_t)
+{
+    return fair_problem(opts, keys);
+}
+
+std::string semaphore_refusal(const options& opts, std::size_t, std::ptrdiff_t permits)
+{
+    return semaphore_problem(opts, permits);
+}
+
+std::string rw_refusal(const options& opts, std::size_t, std::ptrdiff_t)
+{
+    return rw_problem(opts);
+}
+
+// The table's columns, short.
+constexpr wake_rule one_owner = wake_rule::one_owner;
+constexpr wake_rule one_permit = wake_rule::one_permit;
+constexpr wake_rule together = wake_rule::shared;
+constexpr waiting retry = waiting::retry;
+constexpr waiting queue = waiting::queue;
+
+}  // namespace
+
+// One row per kind. The last four columns: hands_off_in_client, release_wakes_own,
+// writer_intent, shared.
+// clang-format off
+//                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared
+const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false};
+const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false};
+const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false};
+const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true};
+const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false};
+// clang-format on
+
+}  // namespace redlock::detail
