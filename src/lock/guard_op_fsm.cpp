@@ -7,6 +7,26 @@
 
 namespace redlock::detail {
 
+namespace {
+
+// What refuses an operation before it sends anything: no lock, a closed client, and, where
+// `lost_counts`, a lock whose loss was already found (a lost lock stays lost).
+error_code refusal(const guard_facts& f, bool lost_counts) noexcept
+{
+    if (!f.owns) {
+        return error::not_held;
+    }
+    if (f.shut_down) {
+        return error::shut_down;
+    }
+    if (lost_counts && f.lost) {
+        return error::lost;
+    }
+    return {};
+}
+
+}  // namespace
+
 extension_rules extension_rules_for(const redlock::options& o) noexcept
 {
     return {.expiry = o.expiry,
@@ -46,11 +66,8 @@ guard_op_fsm::action guard_op_fsm::start(const guard_facts& f) noexcept
         case guard_op::valid:
             break;
     }
-    if (!f.owns) {
-        return complete(error::not_held);
-    }
-    if (f.shut_down) {
-        return complete(error::shut_down);
+    if (const error_code ec = refusal(f, false)) {
+        return complete(ec);
     }
     return action{.step = guard_step::run_round};
 }
@@ -69,15 +86,8 @@ guard_op_fsm::action guard_op_fsm::start_release(const guard_facts& f) const noe
 
 guard_op_fsm::action guard_op_fsm::start_extend(const guard_facts& f) noexcept
 {
-    if (!f.owns) {
-        return complete(error::not_held);
-    }
-    if (f.shut_down) {
-        return complete(error::shut_down);
-    }
-    // A lost lock stays lost: nothing is sent.
-    if (f.lost) {
-        return complete(error::lost);
+    if (const error_code ec = refusal(f, true)) {
+        return complete(ec);
     }
     // The extension limit is a hard bound: manual extensions count against it too.
     if (rules_.limit_reached(f.extensions)) {
@@ -92,14 +102,8 @@ guard_op_fsm::action guard_op_fsm::start_extend(const guard_facts& f) noexcept
 
 guard_op_fsm::action guard_op_fsm::start_wait(const guard_facts& f) const noexcept
 {
-    if (!f.owns) {
-        return complete(error::not_held);
-    }
-    if (f.shut_down) {
-        return complete(error::shut_down);
-    }
-    if (f.lost) {
-        return complete(error::lost);
+    if (const error_code ec = refusal(f, true)) {
+        return complete(ec);
     }
     return action{.step = guard_step::wait_for_loss, .watch = true};
 }
