@@ -41,7 +41,9 @@
 //       that the driver sees which process held the key when, and for how long in a row; its
 //       `call` field is the moment the acquire was called. [--fair 1] makes the mutex fair
 //       (options::fair), with a `wait` of ten expiries: long enough that a waiter gives up only
-//       far past the wait bound the driver checks.
+//       far past the wait bound the driver checks. [--announce 1] also logs a `hold` line
+//       (key, owner, start, until) as each section begins, so that the driver can fault a
+//       process while it holds the lock.
 //   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
 //       one try_acquire of the first key of K, reported as a `probe` line (acquired=0 or 1,
 //       and the error). The client then stays up, so that whatever it still has to send to
@@ -122,6 +124,7 @@ struct arguments
     int permits = 0;          // mode waiters: 0 locks a mutex, L a semaphore of L permits
     int shared_percent = -1;  // mode waiters: from 0 to 100, a read-write lock, read that often
     bool fair = false;        // mode waiters: a fair mutex
+    bool announce = false;    // mode waiters: a `hold` line as each section begins
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -219,6 +222,8 @@ arguments parse(int argc, char** argv)
             a.auto_extend = number(flag, value) != 0;
         else if (flag == "--fair")
             a.fair = number(flag, value) != 0;
+        else if (flag == "--announce")
+            a.announce = number(flag, value) != 0;
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
@@ -411,6 +416,9 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
         s.until_ns = to_monotonic_ns(g.until());
         s.start_ns = monotonic_ns();
         s.call_ns = call_ns;
+        if (a.announce)
+            emit("hold key=" + key + " owner=" + s.owner + " start=" + std::to_string(s.start_ns) +
+                 " until=" + std::to_string(s.until_ns));
         co_await pause_for(a.work);
         s.end_ns = monotonic_ns();
         emit(redlock::faults::format_section(s));
