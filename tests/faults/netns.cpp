@@ -228,10 +228,17 @@ lab::lab() : dir_(temp_dir())
     try {
         run_program({"ip", "netns", "add", hub_});
         namespaces_.push_back(hub_);
-        run_program({"ip", "-n", hub_, "link", "set", "lo", "up"});
-        run_program({"ip", "-n", hub_, "link", "add", "br0", "type", "bridge"});
-        run_program({"ip", "-n", hub_, "addr", "add", "10.213.0.1/24", "dev", "br0"});
-        run_program({"ip", "-n", hub_, "link", "set", "br0", "up"});
+        run_batch(hub_,
+                  "link set lo up\n"
+                  "link add br0 type bridge\n"
+                  "addr add 10.213.0.1/24 dev br0\n"
+                  "link set br0 up\n");
+        const std::string file = dir_ + "/init.nft";
+        std::ofstream(file) << "table bridge part {\n"
+                               "  chain forward { type filter hook forward priority 0; "
+                               "policy accept; }\n"
+                               "}\n";
+        run_program({"ip", "netns", "exec", hub_, "nft", "-f", file});
     } catch (...) {
         remove_all();
         throw;
@@ -259,7 +266,19 @@ void lab::remove_all() noexcept
     std::filesystem::remove_all(dir_, ec);
 }
 
-host lab::add_host(const std::string& name, int octet, bool filtered)
+void lab::run_batch(const std::string& ns, const std::string& commands)
+{
+    const std::string file = dir_ + "/" + ns + ".batch";
+    {
+        std::ofstream out(file, std::ios::trunc);
+        out << commands;
+        if (!out)
+            throw std::runtime_error("cannot write " + file);
+    }
+    run_program({"ip", "-n", ns, "-batch", file});
+}
+
+host lab::add_host(const std::string& name, int octet)
 {
     host h{prefix_ + name, "10.213.0." + std::to_string(octet)};
     const std::string port = "p" + std::to_string(bridge_ports_++);
@@ -268,19 +287,8 @@ host lab::add_host(const std::string& name, int octet, bool filtered)
     // Both ends are created in their namespaces: no interface appears in the suite's own.
     run_program({"ip", "link", "add", "eth0", "netns", h.ns, "type", "veth", "peer", "name", port,
                  "netns", hub_});
-    run_program({"ip", "-n", h.ns, "addr", "add", h.address + "/24", "dev", "eth0"});
-    run_program({"ip", "-n", h.ns, "link", "set", "eth0", "up"});
-    run_program({"ip", "-n", h.ns, "link", "set", "lo", "up"});
+    run_batch(h.ns, "addr add " + h.address + "/24 dev eth0\nlink set eth0 up\nlink set lo up\n");
     run_program({"ip", "-n", hub_, "link", "set", port, "master", "br0", "up"});
-    if (filtered) {
-        const std::string file = dir_ + "/" + name + ".init.nft";
-        std::ofstream(file)
-            << "table inet part {\n"
-               "  chain input { type filter hook input priority 0; policy accept; }\n"
-               "  chain output { type filter hook output priority 0; policy accept; }\n"
-               "}\n";
-        run_program({"ip", "netns", "exec", h.ns, "nft", "-f", file});
-    }
     return h;
 }
 
@@ -291,27 +299,23 @@ std::vector<std::string> lab::exec_in(const host& h, std::vector<std::string> ar
     return out;
 }
 
-void lab::set_drops(const host& h, const drops& d)
+void lab::set_drops(const drops& d)
 {
-    std::string rules = "flush chain inet part input\nflush chain inet part output\n";
-    auto set_of = [](const std::set<std::string>& addresses) {
-        std::string s;
-        for (const auto& a : addresses)
-            s += (s.empty() ? "" : ", ") + a;
-        return "{ " + s + " }";
-    };
-    if (!d.from.empty())
-        rules += "add rule inet part input ip saddr " + set_of(d.from) + " drop\n";
-    if (!d.to.empty())
-        rules += "add rule inet part output ip daddr " + set_of(d.to) + " drop\n";
-    const std::string file = dir_ + "/" + h.ns + ".nft";
+    std::string rules = "flush chain bridge part forward\n";
+    if (!d.empty()) {
+        std::string pairs;
+        for (const auto& [from, to] : d)
+            pairs += (pairs.empty() ? "" : ", ") + from + " . " + to;
+        rules += "add rule bridge part forward ip saddr . ip daddr { " + pairs + " } drop\n";
+    }
+    const std::string file = dir_ + "/drops.nft";
     {
         std::ofstream out(file, std::ios::trunc);
         out << rules;
         if (!out)
             throw std::runtime_error("cannot write " + file);
     }
-    run_program({"ip", "netns", "exec", h.ns, "nft", "-f", file});
+    run_program({"ip", "netns", "exec", hub_, "nft", "-f", file});
 }
 
 std::string lab::redis(const std::string& address, std::uint16_t port,

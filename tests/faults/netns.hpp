@@ -16,10 +16,12 @@
 // collide; the lab removes everything it made in its destructor (also when its constructor
 // fails half-way), and remove_stale() removes what runs that died (SIGKILL) left behind.
 //
-// A partition is a set of drops, applied with nftables in the servers' namespaces: a server
-// can drop what arrives from a host (its requests) and what it sends to a host (its replies,
-// and the TCP acknowledgements of the requests, which the sender then retransmits in vain).
-// Dropping is silent: the sender sees no error, only missing replies.
+// A partition is a set of drops, applied with nftables on the bridge in the hub namespace
+// (family bridge, hook forward), which every packet between two hosts crosses: one nft
+// transaction changes every link at the same instant. A drop is one direction, from one
+// address to another: dropping a server's packets to a process loses its replies (and the TCP
+// acknowledgements of the requests, which the process then retransmits, though they arrived).
+// Dropping is silent: the sender sees no error, only missing replies. ARP still passes.
 
 #include <sys/types.h>
 
@@ -28,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redlock::faults::netns {
@@ -53,13 +56,8 @@ struct host
     std::string address;
 };
 
-// What a server drops (see set_drops).
-struct drops
-{
-    std::set<std::string> from;  // addresses whose packets to this server are dropped
-    std::set<std::string> to;    // addresses this server's packets to are dropped
-    bool operator==(const drops&) const = default;
-};
+// Packets from the first address to the second are dropped.
+using drops = std::set<std::pair<std::string, std::string>>;
 
 class lab
 {
@@ -71,17 +69,15 @@ class lab
     lab(const lab&) = delete;
     lab& operator=(const lab&) = delete;
 
-    // A new namespace joined to the bridge, with address 10.213.0.<octet>. With `filtered`, it
-    // gets the nftables table that set_drops() fills (for servers).
-    host add_host(const std::string& name, int octet, bool filtered);
+    // A new namespace joined to the bridge, with address 10.213.0.<octet>.
+    host add_host(const std::string& name, int octet);
 
     // `args` run inside `h`'s namespace (`ip netns exec NS args...`, which execs the program
     // in place: the pid spawned is the program's).
     static std::vector<std::string> exec_in(const host& h, std::vector<std::string> args);
 
-    // Replaces what the (filtered) host drops, atomically (one nft transaction). Empty sets
-    // heal it.
-    void set_drops(const host& h, const drops& d);
+    // Replaces what the bridge drops, atomically (one nft transaction); empty heals all.
+    void set_drops(const drops& d);
 
     // A Redis command to `address`:`port` over a fresh connection made from the hub (bounded
     // by `limit` for the connect and for the reply). Integers as digits, nil as "(nil)",
@@ -94,6 +90,8 @@ class lab
 
   private:
     void remove_all() noexcept;
+    // `ip -n NS -batch`: several commands in one process.
+    void run_batch(const std::string& ns, const std::string& commands);
 
     std::string prefix_;
     std::string hub_;

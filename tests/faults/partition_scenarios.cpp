@@ -82,6 +82,7 @@ constexpr ms exit_grace = 30s;
 constexpr ms poll_interval = 2ms;
 constexpr ms key_check_margin = 100ms;  // past one expiry, for the nodes' clocks
 constexpr double least_rate_share = 0.5;
+constexpr std::int64_t in_flight_ns = 50'000'000;  // the per-node deadline: 0.05 x expiry
 const std::string lock_key = "lock:p";
 
 bool soak_requested()
@@ -237,16 +238,13 @@ class partition_run
     {
         for (std::size_t s = 0; s < server_count; ++s)
             servers_.push_back(std::make_unique<ns::server>(
-                lab_, lab_.add_host("s" + std::to_string(s), 11 + static_cast<int>(s), true),
-                dir_.path));
+                lab_, lab_.add_host("s" + std::to_string(s), 11 + static_cast<int>(s)), dir_.path));
         std::string urls;
         for (const auto& s : servers_)
             urls += (urls.empty() ? "" : ",") + s->url();
         for (std::size_t p = 0; p < process_count; ++p)
             process_hosts_.push_back(
-                lab_.add_host("w" + std::to_string(p), 31 + static_cast<int>(p), false));
-        drops_.assign(server_count, {});
-        links_ = all_up();
+                lab_.add_host("w" + std::to_string(p), 31 + static_cast<int>(p)));
         for (std::size_t p = 0; p < process_count; ++p) {
             const std::string log = dir_.path + "/worker-" + std::to_string(p) + ".log";
             readers_.emplace_back(log);
@@ -368,24 +366,20 @@ class partition_run
         return n;
     }
 
-    // Applies the links (only the servers whose drops change); returns the moment it was in
-    // effect everywhere.
+    // Applies the links, all at once; returns the moment they were in effect.
     std::int64_t apply(const link_matrix& m)
     {
-        for (std::size_t s = 0; s < server_count; ++s) {
-            ns::drops d;
+        ns::drops d;
+        for (std::size_t s = 0; s < server_count; ++s)
             for (std::size_t p = 0; p < process_count; ++p) {
+                const std::string& server = servers_[s]->where().address;
+                const std::string& process = process_hosts_[p].address;
                 if (m[s][p] == link::cut)
-                    d.from.insert(process_hosts_[p].address);
+                    d.emplace(process, server);
                 if (m[s][p] != link::up)
-                    d.to.insert(process_hosts_[p].address);
+                    d.emplace(server, process);
             }
-            if (d != drops_[s]) {
-                lab_.set_drops(servers_[s]->where(), d);
-                drops_[s] = d;
-            }
-        }
-        links_ = m;
+        lab_.set_drops(d);
         return monotonic_ns();
     }
 
@@ -439,8 +433,6 @@ class partition_run
     std::vector<ns::host> process_hosts_;
     std::vector<std::unique_ptr<ns::child>> workers_;
     std::vector<line_reader> readers_;
-    std::vector<ns::drops> drops_;
-    link_matrix links_;
     std::vector<rf::section> sections_;
     std::vector<hold_line> holds_;
     std::size_t failures_ = 0;
@@ -475,6 +467,7 @@ struct cycle
     std::vector<std::size_t> quorum_side;  // processes that keep a quorum of nodes (rate check)
     double rate_all_up = 0;                // their sections per second, every link up
     double rate_fault = 0;                 // and while the fault lasted
+    std::size_t cut_off_sections = 0;      // sections of the others during the fault
     long any_resumed_ms = -1;              // heal to the first section after it
     std::vector<long> resumed_ms = std::vector<long>(process_count, -1);  // per process
     long rival_ms = -1;         // holder-cut: cut to a rival's first section
@@ -623,6 +616,16 @@ cycle run_cycle(partition_run& r, fault f, const kind_info& kind, std::mt19937& 
             violated.push_back(std::string(name_of(f)) + ": the processes with a quorum locked " +
                                figures(c.rate_fault) + "/s during the fault, less than half of " +
                                figures(c.rate_all_up) + "/s with every link up");
+        // The fault was in effect: the processes without a quorum got no lock in it (past a
+        // per-node deadline, for a grant whose replies were on their way at the cut).
+        std::vector<std::size_t> without;
+        for (std::size_t p = 0; p < process_count; ++p)
+            if (std::find(c.quorum_side.begin(), c.quorum_side.end(), p) == c.quorum_side.end())
+                without.push_back(p);
+        c.cut_off_sections = r.sections_between(without, fault_from + in_flight_ns, fault_to);
+        if (c.cut_off_sections > 0)
+            violated.push_back(std::string(name_of(f)) + ": " + std::to_string(c.cut_off_sections) +
+                               " section(s) of processes without a quorum during the fault");
     }
     if (held) {
         c.holder_valid_ms = to_ms(held->until_ns - cut_ns);
@@ -739,7 +742,11 @@ void partition_scenario(fault f, lock_kind k)
         if (!c.quorum_side.empty())
             out << " quorum side " << figures(c.rate_all_up) << "/s all up, "
                 << figures(c.rate_fault) << "/s in the fault ("
-                << (c.rate_all_up > 0 ? figures(100 * c.rate_fault / c.rate_all_up) : "-") << "%);";
+                << (c.rate_all_up > 0 ? figures(100 * c.rate_fault / c.rate_all_up) : "-") << "%)"
+                << (c.quorum_side.size() < process_count
+                        ? ", " + std::to_string(c.cut_off_sections) + " sections of the others"
+                        : std::string())
+                << ";";
         if (c.rival_ms >= 0 || c.holder_valid_ms >= 0)
             out << " holder valid " << c.holder_valid_ms << " ms after the cut, a rival in after "
                 << c.rival_ms << " ms;";
