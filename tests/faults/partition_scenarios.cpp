@@ -77,8 +77,13 @@ constexpr ms expiry = 1000ms;
 constexpr ms hold = 2ms;
 constexpr ms holder_hold = 400ms;      // process 0 in holder-cut: long enough to be cut
 constexpr ms retry_pause_max = 250ms;  // options::retry_delay's maximum
-constexpr ms all_up_window = 1000ms;   // the rate with every link up
-constexpr ms fault_window = 3000ms;    // how long a fault lasts (flapping too)
+// config::connect_timeout of the workers. A connect begun while the network is cut gets no
+// answer to its SYN (the kernel repeats a SYN only after 1 s) and fails only at this timeout;
+// the default (1 s) would let reconnecting after a heal take up to one expiry by itself. On
+// this private bridge a connect takes well under a millisecond.
+constexpr ms connect_timeout = 250ms;
+constexpr ms all_up_window = 1000ms;  // the rate with every link up
+constexpr ms fault_window = 3000ms;   // how long a fault lasts (flapping too)
 // The rate with a fault is measured once this has passed since it began: until then the quorum
 // side may wait for what the cut-off processes hold on its nodes to expire (a lock: one
 // expiry; a fair queue entry: three refresh periods, then a refresh period until the next
@@ -281,7 +286,9 @@ class partition_run
                                              "--work-ms",
                                              std::to_string((longer ? holder_hold : hold).count()),
                                              "--duration-ms",
-                                             std::to_string(duration.count())};
+                                             std::to_string(duration.count()),
+                                             "--connect-timeout-ms",
+                                             std::to_string(connect_timeout.count())};
             args.insert(args.end(), kind.args.begin(), kind.args.end());
             if (longer)
                 args.insert(args.end(), {"--announce", "1"});
@@ -630,7 +637,13 @@ cycle run_cycle(partition_run& r, fault f, const kind_info& kind, std::mt19937& 
         const std::int64_t settled = fault_from + ms_to_ns(fault_settle);
         c.rate_settled =
             per_second(r.sections_between(c.quorum_side, settled, fault_to), settled, fault_to);
-        if (c.rate_settled < least_rate_share * c.rate_all_up)
+        // In a bridge both sides are majorities only through the shared nodes, where they
+        // contend (a reader on one side keeps the other side's writers out there): the rate is
+        // printed, and only that locking goes on is asserted.
+        if (f == fault::bridge && c.rate_settled == 0)
+            violated.push_back("bridge: no process locked from " +
+                               std::to_string(fault_settle.count()) + " ms into the fault");
+        if (f != fault::bridge && c.rate_settled < least_rate_share * c.rate_all_up)
             violated.push_back(std::string(name_of(f)) + ": the processes with a quorum locked " +
                                figures(c.rate_settled) + "/s in the fault (from " +
                                std::to_string(fault_settle.count()) +

@@ -24,6 +24,8 @@
 // lock was requested after the signal, it was requested after whatever fault the driver
 // applied before sending it (e.g. a replica cut off, which the lock then never reached).
 //
+// --connect-timeout-ms T sets config::connect_timeout (the partition scenarios: a connect
+// begun while the network was cut waits out this timeout after the heal).
 // --wait-for-replicas R sets options::wait_for_replicas. --auto-extend 1 turns the watchdog on
 // (options::auto_extend), so that a long --work-ms keeps its lock by extensions; a lock that
 // the guard reports lost (guard::lost()) after its section is logged as a `lost` line (a failed
@@ -125,6 +127,7 @@ struct arguments
     int shared_percent = -1;  // mode waiters: from 0 to 100, a read-write lock, read that often
     bool fair = false;        // mode waiters: a fair mutex
     bool announce = false;    // mode waiters: a `hold` line as each section begins
+    std::chrono::milliseconds connect_timeout{0};  // 0: the library's default
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -224,6 +227,8 @@ arguments parse(int argc, char** argv)
             a.fair = number(flag, value) != 0;
         else if (flag == "--announce")
             a.announce = number(flag, value) != 0;
+        else if (flag == "--connect-timeout-ms")
+            a.connect_timeout = std::chrono::milliseconds(number(flag, value));
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
@@ -538,6 +543,8 @@ int main(int argc, char** argv)
         // Nodes come back within milliseconds here; the default 2 s cap on the reconnect
         // pause would keep a restarted node out of most of a short scenario.
         cfg.reconnect_backoff_max = 250ms;
+        if (a.connect_timeout.count() > 0)
+            cfg.connect_timeout = a.connect_timeout;
         redlock::client client(io.get_executor(), std::move(cfg));
         asio::co_spawn(
             io,
