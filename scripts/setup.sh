@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 demo_packages=(build-essential cmake libboost1.81-dev libssl-dev redis-server)
 packages=("${demo_packages[@]}" pkg-config python3 libboost-test1.81-dev libhiredis-dev openssl
-  faketime curl)
+  faketime curl iproute2 nftables)
 apt_options=()
 targets=()
 while [ $# -gt 0 ]; do

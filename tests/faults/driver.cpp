@@ -75,6 +75,9 @@
 // asserted too. Shown: overlaps depend on timing and are printed, not asserted either way; no
 // fenced update may be lost.
 //
+// The network partitions (servers and workers in network namespaces, nftables drops) are the
+// test suite `partitions`, in partition_scenarios.cpp; the scenarios here are the suite `faults`.
+//
 // `fault_tests -- --soak` (or REDLOCK_FAULTS_SOAK=1) runs each scenario ten times longer,
 // repeating the engineered part every 10 s. REDLOCK_FAULTS_SEED fixes the random choices (not
 // the timing). The workers' logs of a failed scenario are kept (the path is printed); set

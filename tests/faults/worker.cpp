@@ -24,6 +24,8 @@
 // lock was requested after the signal, it was requested after whatever fault the driver
 // applied before sending it (e.g. a replica cut off, which the lock then never reached).
 //
+// --connect-timeout-ms T sets config::connect_timeout (the partition scenarios: a connect
+// begun while the network was cut waits out this timeout after the heal).
 // --wait-for-replicas R sets options::wait_for_replicas. --auto-extend 1 turns the watchdog on
 // (options::auto_extend), so that a long --work-ms keeps its lock by extensions; a lock that
 // the guard reports lost (guard::lost()) after its section is logged as a `lost` line (a failed
@@ -41,7 +43,9 @@
 //       that the driver sees which process held the key when, and for how long in a row; its
 //       `call` field is the moment the acquire was called. [--fair 1] makes the mutex fair
 //       (options::fair), with a `wait` of ten expiries: long enough that a waiter gives up only
-//       far past the wait bound the driver checks.
+//       far past the wait bound the driver checks. [--announce 1] also logs a `hold` line
+//       (key, owner, start, until) as each section begins, so that the driver can fault a
+//       process while it holds the lock.
 //   --mode probe                 connects (a `connected` line), waits for SIGUSR1, then makes
 //       one try_acquire of the first key of K, reported as a `probe` line (acquired=0 or 1,
 //       and the error). The client then stays up, so that whatever it still has to send to
@@ -122,6 +126,8 @@ struct arguments
     int permits = 0;          // mode waiters: 0 locks a mutex, L a semaphore of L permits
     int shared_percent = -1;  // mode waiters: from 0 to 100, a read-write lock, read that often
     bool fair = false;        // mode waiters: a fair mutex
+    bool announce = false;    // mode waiters: a `hold` line as each section begins
+    std::chrono::milliseconds connect_timeout{0};  // 0: the library's default
     int wait_for_replicas = 0;
     bool auto_extend = false;
 };
@@ -219,6 +225,10 @@ arguments parse(int argc, char** argv)
             a.auto_extend = number(flag, value) != 0;
         else if (flag == "--fair")
             a.fair = number(flag, value) != 0;
+        else if (flag == "--announce")
+            a.announce = number(flag, value) != 0;
+        else if (flag == "--connect-timeout-ms")
+            a.connect_timeout = std::chrono::milliseconds(number(flag, value));
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
@@ -411,6 +421,9 @@ asio::awaitable<void> take_turns(const arguments& a, Lock lock, totals& t)
         s.until_ns = to_monotonic_ns(g.until());
         s.start_ns = monotonic_ns();
         s.call_ns = call_ns;
+        if (a.announce)
+            emit("hold key=" + key + " owner=" + s.owner + " start=" + std::to_string(s.start_ns) +
+                 " until=" + std::to_string(s.until_ns));
         co_await pause_for(a.work);
         s.end_ns = monotonic_ns();
         emit(redlock::faults::format_section(s));
@@ -530,6 +543,8 @@ int main(int argc, char** argv)
         // Nodes come back within milliseconds here; the default 2 s cap on the reconnect
         // pause would keep a restarted node out of most of a short scenario.
         cfg.reconnect_backoff_max = 250ms;
+        if (a.connect_timeout.count() > 0)
+            cfg.connect_timeout = a.connect_timeout;
         redlock::client client(io.get_executor(), std::move(cfg));
         asio::co_spawn(
             io,
