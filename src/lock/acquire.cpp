@@ -9,7 +9,7 @@
 #include "core/spawn.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"
-#include "lock/fair_rules.hpp"
+#include "lock/fair_queue_fsm.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
@@ -67,14 +67,15 @@ void announce_release(const client_impl& c, std::string_view key, std::string_vi
 class line_place
 {
   public:
-    /// `turn_value`: the owner value of a fair acquire, which only a message naming it
-    /// wakes; empty for any other. `rule`: the lock's, which says what a release may let in.
+    /// `turn_value`: the owner value of an acquire that waits in a queue, which only a message
+    /// naming it wakes; empty for any other. `rule`: the lock's, which says what a release
+    /// may let in.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
                std::string_view turn_value, wake_rule rule)
         : client_(c),
           keys_(keys),
           turn_value_(turn_value),
-          // A fair waiter's messages come on its client's own channel.
+          // A queued waiter's messages come on its client's own channel.
           channel_suffix_(turn_value.empty() ? std::string() : fair_channel_suffix(c.channel_tag)),
           waiter_(pause, rule)
     {
@@ -225,10 +226,6 @@ class acquisition
     // its tries. It must outlast the pause after the attempt, so that pause's delay is drawn
     // now.
     std::chrono::milliseconds intent_for_attempt();
-    bool fair() const { return m_->rules->waits == waiting::queue; }
-    // Whether a release may hand the key to this fair waiter: not when its holder needs a
-    // fencing token, nor when the nodes' replicas must acknowledge the key.
-    bool takes_hand_offs() const { return ticket_ && !o_.fencing && o_.wait_for_replicas == 0; }
     // From the action on which the machine says so, a release may wake this acquire.
     acquire_fsm::action follow(acquire_fsm::action act);
 
@@ -237,9 +234,12 @@ class acquisition
     const options& o_;
     std::string value_;
     asio::cancellation_state cs_;
-    acquire_fsm fsm_;
     asio::steady_timer pause_;
     line_place place_;
+    // For a lock that waits in a queue (its row's `waits`): its place there, which counts
+    // hand-offs in the waiter's tally. Before `fsm_`, which asks it.
+    std::optional<fair_queue_fsm> queue_;
+    acquire_fsm fsm_;
     report rep_;
     // The current attempt's.
     clock::time_point start_{};
@@ -248,10 +248,27 @@ class acquisition
     const bool single_attempt_;
     std::optional<std::chrono::milliseconds> planned_delay_;
     bool intent_left_ = false;
-    // A fair acquire's, once its join is agreed.
-    std::optional<std::uint64_t> ticket_;
-    fair_timing timing_;
 };
+
+bool waits_in_queue(const mutex_state& m)
+{
+    return m.rules->waits == waiting::queue;
+}
+
+std::optional<fair_queue_fsm> queue_place_of(const mutex_state& m, bool single_attempt,
+                                             hand_off_tally& hand_offs)
+{
+    if (!waits_in_queue(m)) {
+        return std::nullopt;
+    }
+    const options& o = m.opts;
+    return fair_queue_fsm({.joins = !single_attempt && o.tries > 1,
+                           .timing = fair_timing_for(o.expiry),
+                           .takes_hand_offs = !o.fencing && o.wait_for_replicas == 0,
+                           .nodes = m.client->connections.size(),
+                           .quorum = m.quorum},
+                          hand_offs);
+}
 
 acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool single_attempt,
                          asio::cancellation_state cs)
@@ -260,18 +277,17 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
       o_(m_->opts),
       value_(std::move(value)),
       cs_(cs),
+      pause_(c_.strand),
+      place_(c_, m_->keys, pause_, waits_in_queue(*m_) ? std::string_view(value_) : "",
+             m_->rules->wakes),
+      queue_(queue_place_of(*m_, single_attempt, place_.self().hand_offs)),
       fsm_({.tries = single_attempt ? 1 : o_.tries,
             .give_up_at = o_.wait ? clock::now() + *o_.wait : clock::time_point::max(),
             .wake_on_release = o_.wake_on_release,
             .reentrant = o_.reentrant,
-            .fencing = o_.fencing,
-            .fair = fair(),
-            .turn_wait = fair_timing_for(o_.expiry).refresh}),
-      pause_(c_.strand),
-      place_(c_, m_->keys, pause_, fair() ? std::string_view(value_) : std::string_view(),
-             m_->rules->wakes),
-      single_attempt_(single_attempt),
-      timing_(fair_timing_for(o_.expiry))
+            .fencing = o_.fencing},
+           queue_ ? &*queue_ : nullptr),
+      single_attempt_(single_attempt)
 {
 }
 
@@ -296,7 +312,7 @@ acquire_fsm::action acquisition::start()
 round acquisition::join_round() const
 {
     request req =
-        join_request(m_->shape(), value_, timing_.entry_ttl, nodes().size() == 1, c_.channel_tag);
+        join_request(m_->shape(), value_, queue_->entry_ttl(), nodes().size() == 1, c_.channel_tag);
     return round{.cmd = std::move(req.cmd),
                  .read = req.read,
                  .value = value_,
@@ -309,27 +325,25 @@ round acquisition::join_round() const
 
 acquire_fsm::action acquisition::joined(std::vector<node_outcome> outcomes)
 {
-    ticket_ = agreed_ticket(outcomes, m_->quorum);
+    const bool agreed = queue_->joined(outcomes);
     const bool ruled_out = quorum_ruled_out(outcomes, m_->quorum);
-    for (node_outcome& o : outcomes) {
-        o.fencing_token = 0;  // a proposal, not a token
-    }
     rep_ = make_report(std::move(outcomes), fsm_.attempt_number());
-    return follow(fsm_.joined(ticket_.has_value(), ruled_out, cancelled()));
+    return follow(fsm_.joined(agreed, ruled_out, cancelled()));
 }
 
 round acquisition::attempt_round()
 {
-    place_.self().hand_offs.stop();  // an attempt's entry is not handed the key
+    attempt_args args{.value = value_, .expiry = o_.expiry, .intent = intent_for_attempt()};
+    if (queue_) {
+        // Phase 2 of the ticket (again with each attempt, which refreshes the entry).
+        queue_->attempt_begins();
+        args.ticket = queue_->ticket();
+        args.entry_ttl = queue_->entry_ttl();
+        args.channel_tag = c_.channel_tag;
+    }
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
-    // Phase 2 of a fair acquire's ticket (again with each attempt, which refreshes its entry).
-    request req = acquire_request(m_->shape(), {.value = value_,
-                                                .expiry = o_.expiry,
-                                                .intent = intent_for_attempt(),
-                                                .ticket = ticket_,
-                                                .entry_ttl = timing_.entry_ttl,
-                                                .channel_tag = c_.channel_tag});
+    request req = acquire_request(m_->shape(), args);
     if (o_.wait_for_replicas > 0) {
         // Half the per-node deadline for the replicas, the rest for the round trip and the
         // command itself.
@@ -415,7 +429,7 @@ guard_result acquisition::grant()
         start_watch(l);
     }
     m_->set_report(compact);
-    if (!fair()) {
+    if (!queue_) {  // the queue decides who comes next, not the client's line
         c_.waiters->granted(m_->keys, start_);
     }
     return {error_code{}, access::make<guard>(std::move(l))};
@@ -423,21 +437,17 @@ guard_result acquisition::grant()
 
 round acquisition::clean_up_round()
 {
-    if (!fair()) {
+    if (!queue_) {
         return detail::clean_up_round(*m_, value_, rep_);
     }
     // The attempt's entry keeps its place in the queue for the next attempt, and from here
     // until that attempt a release may hand it the key (docs/safety.md).
-    std::optional<std::uint64_t> stamp;
-    if (takes_hand_offs()) {
-        stamp = static_cast<std::uint64_t>(fsm_.attempt_number());
-        place_.self().hand_offs.expect(*stamp, clock::now(), nodes().size(), m_->quorum);
-    }
-    return background_round(*m_, value_,
-                            clean_up_request(m_->shape(), {.value = value_,
-                                                           .hand_off_stamp = stamp,
-                                                           .entry_ttl = timing_.entry_ttl,
-                                                           .channel_tag = c_.channel_tag}),
+    const clean_up_args args{
+        .value = value_,
+        .hand_off_stamp = queue_->clean_up_sent(fsm_.attempt_number(), clock::now()),
+        .entry_ttl = queue_->entry_ttl(),
+        .channel_tag = c_.channel_tag};
+    return background_round(*m_, value_, clean_up_request(m_->shape(), args),
                             stop_rule::quorum_replied);
 }
 
@@ -465,7 +475,7 @@ acquire_fsm::action acquisition::delay_chosen(int attempt_number)
 asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milliseconds delay)
 {
     waiter& w = place_.self();
-    if (fair()) {
+    if (queue_) {
         co_return co_await turn_wait(delay);
     }
     w.on(waiter_event::pause_begins);
@@ -484,7 +494,7 @@ asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milli
     co_return follow(fsm_.paused(cancelled()));
 }
 
-// A fair waiter's pause: until a message names it as the head, or for `delay` (its refresh
+// A queued waiter's pause: until a message names it as the head, or for `delay` (its refresh
 // period, or the retry delay after a failure of another kind); skipped once if it was named
 // during its attempt. Only the head is named, so its attempt follows at once.
 asio::awaitable<acquire_fsm::action> acquisition::turn_wait(std::chrono::milliseconds delay)
@@ -495,31 +505,29 @@ asio::awaitable<acquire_fsm::action> acquisition::turn_wait(std::chrono::millise
         // A quorum may have handed it the key already, during its clean-up: a waiter that was
         // retrying at once is not woken by that (it only notes a naming), and would otherwise
         // sit out its whole refresh period holding the lock.
-        if (!w.hand_offs.reached()) {
+        if (!queue_->handed_over()) {
             pause_.expires_after(delay);
             co_await pause_.async_wait(asio::as_tuple(use_awaitable));
         }
         w.on(waiter_event::pause_ends);
     }
-    if (w.hand_offs.reached()) {
+    if (queue_->handed_over()) {
         co_return handed_over();
     }
     co_return follow(fsm_.paused(cancelled()));
 }
 
-// A quorum of nodes handed this waiter the key since its last clean-up. Each set the key for
-// what was left of the entry's life, which that clean-up had made the entry's full life on
-// its arrival, so the key lasts on each of them at least the entry's life from the
-// clean-up's sending: the validity counts from there, as an attempt's from its start.
+// A quorum of nodes handed this waiter the key since its last clean-up: the lock's validity
+// counts from that clean-up's sending (`fair_queue_fsm::handed_validity`).
 acquire_fsm::action acquisition::handed_over()
 {
-    const hand_off_tally& h = place_.self().hand_offs;
-    start_ = h.sent_at();
-    until_ = valid_until(start_, timing_.entry_ttl, o_.drift_factor);
+    const hand_off_validity v = queue_->handed_validity(o_.drift_factor);
+    start_ = v.start;
+    until_ = v.until;
     token_ = 0;
     std::vector<node_outcome> outcomes(nodes().size());
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        if (h.handed_by()[i]) {
+        if (queue_->handed_by()[i]) {
             outcomes[i].status = node_status::ok;
         } else {
             outcomes[i].code = node_errc::decided_by_quorum;  // the others handed it over

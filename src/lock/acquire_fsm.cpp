@@ -15,8 +15,7 @@ acquire_fsm::action acquire_fsm::complete(error_code ec)
 
 acquire_fsm::action acquire_fsm::attempt()
 {
-    if (rules_.fair && rules_.tries > 1 && !agreed_) {
-        joined_ = true;
+    if (queue_ && queue_->join_first()) {
         return action{.step = acquire_step::join};
     }
     return action{.step = acquire_step::attempt};
@@ -24,11 +23,9 @@ acquire_fsm::action acquire_fsm::attempt()
 
 acquire_fsm::action acquire_fsm::finish(error_code ec)
 {
-    if (!joined_) {
+    if (!queue_ || !queue_->leaves()) {
         return complete(ec);
     }
-    // Its entries would keep the waiters behind it waiting until they expire.
-    joined_ = false;
     last_ = ec;
     return action{.step = acquire_step::leave};
 }
@@ -36,7 +33,7 @@ acquire_fsm::action acquire_fsm::finish(error_code ec)
 acquire_fsm::action acquire_fsm::start(bool line_is_ours)
 {
     attempt_ = 1;
-    if (rules_.fair) {
+    if (queue_) {
         return attempt();
     }
     // While the lock is held by, or being handed to, another acquire of this client and
@@ -61,7 +58,6 @@ acquire_fsm::action acquire_fsm::joined(bool agreed, bool quorum_ruled_out, bool
     if (agreed) {
         // In the queue from now on: it listens for its turn from its first attempt, since
         // a message naming it can only come once its entry is committed.
-        agreed_ = true;
         action first = attempt();
         if (rules_.wake_on_release && !watching_) {
             watching_ = first.watch_releases = true;
@@ -106,10 +102,7 @@ acquire_fsm::action acquire_fsm::cleaned_up(bool quorum_ruled_out, bool cancelle
         return finish(error::misconfigured);
     }
     last_ = result_.taken_by_other ? error::taken : error::failed;
-    // The first wait after joining is the random retry delay: the subscription that would
-    // tell the waiter of its turn began with its first attempt and may not be confirmed yet,
-    // so a release meanwhile could go unheard for a whole refresh period.
-    if (agreed_ && result_.taken_by_other && std::exchange(waited_, true)) {
+    if (queue_ && queue_->waits_for_turn(result_.taken_by_other)) {
         return wait_for_turn(now);
     }
     // Another owner holds the key: its release may wake the retry.
@@ -124,7 +117,7 @@ acquire_fsm::action acquire_fsm::wait_for_turn(clock::time_point now)
         return finish(last_);
     }
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(rules_.give_up_at - now);
-    return action{.step = acquire_step::pause, .delay = std::min(rules_.turn_wait, left)};
+    return action{.step = acquire_step::pause, .delay = std::min(queue_->refresh(), left)};
 }
 
 acquire_fsm::action acquire_fsm::retry_or_give_up(bool watch)

@@ -3,12 +3,16 @@
 
 // The decisions of one acquire, without I/O: when to attempt, when to clean up, retry, pause
 // or give up, and with what error. The coroutine in acquire.cpp does what it says and tells
-// it what came of it, so that the Redlock rules can be tested without a server.
+// it what came of it, so that the Redlock rules can be tested without a server. An acquire
+// of a lock that waits in a queue also has a fair_queue_fsm, which this machine asks where
+// the queue decides (join first, wait for the turn, leave before completing); a plain
+// acquire has none, and runs none of it.
 
 #include <redlock/error.hpp>
 
 #include <boost/system/error_code.hpp>
 
+#include "lock/fair_queue_fsm.hpp"
 #include "lock/validity.hpp"
 
 #include <chrono>
@@ -19,7 +23,7 @@ using error_code = boost::system::error_code;
 
 /// What an acquire does next.
 enum class acquire_step {
-    /// Join the fair lock's queue on every node (a proposal each); then `joined`.
+    /// Join the queue on every node (a proposal each); then `joined`.
     join,
     /// Send `SET NX` (or the lock script) to every node; then `attempted`.
     attempt,
@@ -34,7 +38,7 @@ enum class acquire_step {
     choose_delay,
     /// Wait `action::delay` (a release of the key may end it early); then `paused`.
     pause,
-    /// Take the fair acquire's entry out of the queue on every node (and the key where its
+    /// Take the acquire's entry out of the queue on every node (and the key where its
     /// attempt set it), so that the next waiter need not wait for the entry's expiry; then
     /// `left`.
     leave,
@@ -54,11 +58,6 @@ struct acquire_rules
     bool reentrant = false;
     /// A granted attempt writes its token back before it counts (options::fencing).
     bool fencing = false;
-    /// First come, first served (options::fair): the acquire joins the queue, and between
-    /// attempts it waits for its turn at most `turn_wait` (its refresh period). With one try
-    /// (try_acquire) it makes one attempt without joining.
-    bool fair = false;
-    std::chrono::milliseconds turn_wait{};
 };
 
 /// What came of an attempt's round.
@@ -93,13 +92,20 @@ class acquire_fsm
         bool watch_releases = false;
     };
 
-    explicit acquire_fsm(acquire_rules rules) : rules_(rules) {}
+    /// `queue`: the acquire's place in a queue (first come, first served), which decides
+    /// when it joins, waits for its turn and leaves; null for an acquire without one. It
+    /// must outlive this machine.
+    explicit acquire_fsm(acquire_rules rules, fair_queue_fsm* queue = nullptr)
+        : rules_(rules), queue_(queue)
+    {
+    }
 
     /// The first step. `line_is_ours`: the key is held by, or being handed to, another
-    /// acquire of this client while others wait for it (`waiter_queue::ours`).
+    /// acquire of this client while others wait for it (`waiter_queue::ours`); the queue's
+    /// order decides for an acquire with a queue.
     action start(bool line_is_ours);
-    /// The fair acquire's join completed: `agreed`, a quorum proposed, so its ticket is
-    /// known; `quorum_ruled_out` as for `cleaned_up`.
+    /// The queue's join completed: `agreed`, a quorum proposed, so its ticket is known
+    /// (`fair_queue_fsm::joined`); `quorum_ruled_out` as for `cleaned_up`.
     action joined(bool agreed, bool quorum_ruled_out, bool cancelled);
     /// The attempt's round completed (`cancelled`: the caller cancelled meanwhile).
     action attempted(attempt_result r, bool cancelled);
@@ -108,8 +114,8 @@ class acquire_fsm
     action token_written(bool confirmed, bool cancelled);
     /// The clean-up after a failed attempt completed. `quorum_ruled_out`: the nodes' errors
     /// are of the kind retrying cannot fix, and leave too few nodes for a quorum.
-    /// A fair waiter behind another (`taken_by_other`) then waits for its turn until `now`
-    /// plus its refresh period, or to the end of `wait`, whichever comes first.
+    /// A waiter in a queue that waits for its turn (`fair_queue_fsm::waits_for_turn`) waits
+    /// until `now` plus its refresh period, or to the end of `wait`, whichever comes first.
     action cleaned_up(bool quorum_ruled_out, bool cancelled, clock::time_point now = {});
     /// The retry delay for the attempt that failed, chosen at `now`.
     action delay_chosen(std::chrono::milliseconds delay, clock::time_point now);
@@ -117,11 +123,11 @@ class acquire_fsm
     action delay_failed();
     /// The pause ended (its time, or a release).
     action paused(bool cancelled);
-    /// A fair waiter's pause ended because a quorum of nodes handed it the key (never for a
-    /// fenced acquire): it holds the lock if `valid`, validity being left; otherwise it
+    /// A queued waiter's pause ended because a quorum of nodes handed it the key (never for
+    /// a fenced acquire): it holds the lock if `valid`, validity being left; otherwise it
     /// attempts, which keeps the keys handed to it.
     action handed_over(bool valid, bool cancelled);
-    /// The fair acquire's leave completed: it completes with the error that made it leave.
+    /// The queue's leave completed: it completes with the error that made it leave.
     action left() const { return complete(last_); }
 
     /// The current attempt, from 1.
@@ -136,16 +142,12 @@ class acquire_fsm
     action finish(error_code ec);
 
     acquire_rules rules_;
+    fair_queue_fsm* queue_;
     int attempt_ = 0;
     /// The error the acquire completes with if it gives up now.
     error_code last_ = error::failed;
     bool watching_ = false;
     attempt_result result_{};
-    /// Fair: the queue was joined (some nodes may hold an entry), and the ticket is agreed.
-    bool joined_ = false;
-    bool agreed_ = false;
-    /// Fair: it has waited once since joining.
-    bool waited_ = false;
 };
 
 }  // namespace redlock::detail
