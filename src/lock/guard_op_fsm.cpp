@@ -56,20 +56,18 @@ guard_op_fsm::action guard_op_fsm::complete(error_code ec) noexcept
 
 guard_op_fsm::action guard_op_fsm::start(const guard_facts& f) noexcept
 {
-    switch (op_) {
-        case guard_op::release:
-            return start_release(f);
-        case guard_op::extend:
-            return start_extend(f);
-        case guard_op::wait_lost:
-            return start_wait(f);
-        case guard_op::valid:
-            break;
+    if (op_ == guard_op::release) {
+        return start_release(f);
     }
-    if (const error_code ec = refusal(f, false)) {
+    // Extend and wait_lost also refuse a lock whose loss was found: a lost lock stays lost.
+    if (const error_code ec = refusal(f, op_ != guard_op::valid)) {
         return complete(ec);
     }
-    return action{.step = guard_step::run_round};
+    if (op_ == guard_op::extend) {
+        return start_extend(f);
+    }
+    return op_ == guard_op::wait_lost ? action{.step = guard_step::wait_for_loss, .watch = true}
+                                      : action{.step = guard_step::run_round};
 }
 
 guard_op_fsm::action guard_op_fsm::start_release(const guard_facts& f) const noexcept
@@ -86,9 +84,6 @@ guard_op_fsm::action guard_op_fsm::start_release(const guard_facts& f) const noe
 
 guard_op_fsm::action guard_op_fsm::start_extend(const guard_facts& f) noexcept
 {
-    if (const error_code ec = refusal(f, true)) {
-        return complete(ec);
-    }
     // The extension limit is a hard bound: manual extensions count against it too.
     if (rules_.limit_reached(f.extensions)) {
         return complete(error::extend_failed);
@@ -98,14 +93,6 @@ guard_op_fsm::action guard_op_fsm::start_extend(const guard_facts& f) noexcept
     }
     start_ = f.now;
     return action{.step = guard_step::run_round, .start = start_};
-}
-
-guard_op_fsm::action guard_op_fsm::start_wait(const guard_facts& f) const noexcept
-{
-    if (const error_code ec = refusal(f, true)) {
-        return complete(ec);
-    }
-    return action{.step = guard_step::wait_for_loss, .watch = true};
 }
 
 guard_op_fsm::action guard_op_fsm::round_done(const round_result& r) const noexcept

@@ -118,30 +118,33 @@ struct round_result
     bool watched = false;
 };
 
+/// What a guard operation does next (`guard_op_fsm`).
+struct guard_action
+{
+    guard_step step = guard_step::complete;
+    /// For `complete`.
+    error_code ec{};
+    /// For valid's `complete`: a quorum holds the lock.
+    bool valid = false;
+    /// For extend's `run_round`: the validity counts from here.
+    clock::time_point start{};
+    /// The lock is released by this operation: its watch stops, and the waits for its
+    /// loss end.
+    bool released = false;
+    /// The extension held: `until` is the lock's new validity, counted from `start`, and
+    /// the extension counts towards the limit.
+    bool extended = false;
+    clock::time_point until{};
+    /// The lock is lost: tell those who wait for that.
+    bool declare_lost = false;
+    /// wait_lost: from now on the lock's loss is watched for.
+    bool watch = false;
+};
+
 class guard_op_fsm
 {
   public:
-    struct action
-    {
-        guard_step step = guard_step::complete;
-        /// For `complete`.
-        error_code ec{};
-        /// For valid's `complete`: a quorum holds the lock.
-        bool valid = false;
-        /// For extend's `run_round`: the validity counts from here.
-        clock::time_point start{};
-        /// The lock is released by this operation: its watch stops, and the waits for its
-        /// loss end.
-        bool released = false;
-        /// The extension held: `until` is the lock's new validity, counted from `start`, and
-        /// the extension counts towards the limit.
-        bool extended = false;
-        clock::time_point until{};
-        /// The lock is lost: tell those who wait for that.
-        bool declare_lost = false;
-        /// wait_lost: from now on the lock's loss is watched for.
-        bool watch = false;
-    };
+    using action = guard_action;
 
     guard_op_fsm(guard_op op, const extension_rules& rules) noexcept : op_(op), rules_(rules) {}
 
@@ -154,7 +157,6 @@ class guard_op_fsm
   private:
     action start_release(const guard_facts& f) const noexcept;
     action start_extend(const guard_facts& f) noexcept;
-    action start_wait(const guard_facts& f) const noexcept;
     action extend_done(const round_result& r) const noexcept;
     static action complete(error_code ec) noexcept;
 
