@@ -126,10 +126,10 @@ void runner::tell_if_idle()
     }
 }
 
-void runner::close() noexcept
+void runner::close(bool discard_unsent) noexcept
 {
     if (auto s = std::exchange(socket_, nullptr)) {
-        s->io.close();
+        s->io.close(discard_unsent);
     }
 }
 

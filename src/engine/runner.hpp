@@ -77,8 +77,9 @@ class runner
     /// is up); starts the reader when replies are owed. Call after adding requests and
     /// whenever writes may resume.
     void write();
-    /// Closes the socket, if any; the completions of its I/O are ignored.
-    void close() noexcept;
+    /// Closes the socket, if any; the completions of its I/O are ignored. `discard_unsent`:
+    /// as `stream::close`.
+    void close(bool discard_unsent = false) noexcept;
     /// Gives the socket back, for another runner to carry on with (a greeted socket joins
     /// its link). Only when idle (`socket_user::on_idle`); the multiplexer is left as it is.
     stream detach();

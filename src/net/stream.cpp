@@ -65,9 +65,13 @@ asio::awaitable<stream::io_result> stream::write_all(asio::const_buffer buffer)
     co_return co_await asio::async_write(socket_, buffer, use_tuple);
 }
 
-void stream::close() noexcept
+void stream::close(bool discard_unsent) noexcept
 {
     boost::system::error_code ignored;
+    if (discard_unsent) {
+        // A linger time of 0: the close sends a reset and frees the send queue.
+        socket().set_option(asio::socket_base::linger(true, 0), ignored);
+    }
     // No TLS close_notify: the connection is being given up, not shut down politely.
     socket().close(ignored);
 }

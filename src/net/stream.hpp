@@ -46,7 +46,9 @@ class stream
 
     boost::asio::awaitable<io_result> read_some(boost::asio::mutable_buffer buffer);
     boost::asio::awaitable<io_result> write_all(boost::asio::const_buffer buffer);
-    void close() noexcept;
+    /// With `discard_unsent`, the kernel resets the connection and drops what it has not
+    /// delivered yet, instead of sending it on (also after this process closed it).
+    void close(bool discard_unsent = false) noexcept;
 
     /// The same as `read_some` and `write_all`, completing `handler` (on the stream's
     /// executor unless it has one of its own) instead of resuming a coroutine.

@@ -314,7 +314,10 @@ void connection::end_socket(const node_failure& why, ending how)
         log(why.code == node_errc::protocol_error ? log_level::error : log_level::warning,
             "dropping the connection to " + name_ + ": " + why.detail);
     }
-    runner_.close();
+    // A stuck server's requests were all given up, and some may have no clean-up behind them
+    // (it was refused once the server went silent): were they sent on after a partition
+    // heals, they would take the lock on its nodes for a whole expiry.
+    runner_.close(how == ending::stuck);
     const clock::time_point now = clock::now();
     switch (how) {
         case ending::failed:
