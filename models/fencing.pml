@@ -23,12 +23,11 @@
  * Property: if an acquisition starts after another completed, its token is larger (asserted
  * when each acquisition completes, against the largest token completed before it started).
  *
- * Finding: with -DLOSSES=0 (ATTEMPTS=3) spin refutes the model of the library as it is. A
- * write-back that reaches a node after the node lost its data recreates the counter at that
- * (older) token, below the node's clock, because fence_raise reads a missing counter as 0; a
- * later acquisition's quorum can then meet the write-back quorum of a completed acquisition
- * only at that node and get a token no larger than its token. -DFIX_RAISE_FROM_CLOCK (a
- * missing counter starts at the clock in fence_raise too) verifies in that configuration.
+ * A write-back that reaches a node after the node lost its data must not recreate the counter
+ * at the (older) token: a later acquisition's quorum may meet the write-back quorum of a
+ * completed acquisition only at that node, and would get a token no larger than its token.
+ * fence_raise therefore starts a missing counter at the node's clock, as the acquire does
+ * (MUTANT_RAISE_FROM_ZERO is the behaviour that reads it as 0; spin refutes it).
  *
  * Mutants (each must be refuted):
  *   MUTANT_SMALL_QUORUM      a quorum one smaller than a majority
@@ -37,6 +36,8 @@
  *   MUTANT_MIN_TOKEN         the token is the smallest answer of the quorum, not the largest
  *   MUTANT_RAISE_LOWERS      the write-back sets the counter even when it is larger
  *   MUTANT_COUNTER_FROM_ZERO a counter lost in a crash starts again at 0, not at the clock
+ *   MUTANT_RAISE_FROM_ZERO   the write-back reads a missing counter as 0 and recreates it at
+ *                            the token (below the node's clock)
  */
 
 #ifndef NODES
@@ -55,12 +56,13 @@
 #ifndef CRASHES
 #define CRASHES 1
 #endif
+/* Attempts in one run and requests or replies lost in one run, at most. The defaults keep the
+   exhaustive search to seconds; -DATTEMPTS=3 -DLOSSES=1 is the larger setting. */
 #ifndef ATTEMPTS
-#define ATTEMPTS 3
+#define ATTEMPTS 2
 #endif
-/* Requests or replies lost in one run, at most. */
 #ifndef LOSSES
-#define LOSSES 1
+#define LOSSES 0
 #endif
 
 #define IDX(c, n) ((c) * NODES + (n))
@@ -252,20 +254,21 @@ inline serve(c, n, grant)
 #ifdef MUTANT_RAISE_LOWERS
         ctr[n] = arg;
         has_ctr[n] = 1;
-#elif defined(FIX_RAISE_FROM_CLOCK)
-        /* A proposed fix: a missing counter starts at the node's clock here too. */
+#elif defined(MUTANT_RAISE_FROM_ZERO)
+        /* A missing counter reads as 0, so it is recreated at the token. */
+        if
+        :: !has_ctr[n] || ctr[n] < arg -> ctr[n] = arg; has_ctr[n] = 1
+        :: else
+        fi;
+#else
+        /* As fence_raise: a missing counter starts at the node's clock, then takes the
+           token if that is larger. */
         if
         :: !has_ctr[n] -> has_ctr[n] = 1; ctr[n] = highest
         :: else
         fi;
         if
         :: ctr[n] < arg -> ctr[n] = arg
-        :: else
-        fi;
-#else
-        /* As fence_raise: a missing counter reads as 0, so it is set to the token. */
-        if
-        :: !has_ctr[n] || ctr[n] < arg -> ctr[n] = arg; has_ctr[n] = 1
         :: else
         fi;
 #endif
