@@ -23,6 +23,8 @@ install_missing() {
 
 # The docs test builds the API reference with Doxygen.
 install_missing doxygen
+echo "== models"
+scripts/check-models.sh
 # Every target, at -O2 as RelWithDebInfo builds, but with line tables only (-g1): nothing here
 # reads variables' debug info, g++'s code and warnings do not depend on it, and full -g makes
 # the compiler a third slower on the test files.

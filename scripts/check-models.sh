@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
+# Model-checks the Promela models in models/ with Spin.
+#
+#   scripts/check-models.sh
+#       Verifies every model at its default sizes and refutes every mutant; prints one line per
+#       run (name, states stored, depth reached, seconds, verdict) and exits 0 only if every
+#       model verified and every mutant was refuted.
+#   scripts/check-models.sh --model NAME [-DMACRO[=VALUE]...]
+#       One run of models/NAME.pml with the given macros (model sizes such as -DNODES=5, mutants
+#       such as -DMUTANT_SMALL_QUORUM, or pan's own such as -DBITSTATE). Exits 0 when it verifies,
+#       1 when Spin finds a violation (printing the trail's summary), 2 on an error.
+#
+# Installs Debian's spin when it is missing (with sudo when not root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Each row: name, model, expected verdict, macros. A model whose file holds an `ltl` formula is
+# searched for acceptance cycles under weak fairness (pan -a -f); the others for safety only.
+# A mutant that needs more than the default sizes to show names them here.
+RUNS=(
+  "mutex                        mutex     verified"
+  "mutex.small_quorum           mutex     violation -DMUTANT_SMALL_QUORUM"
+  "mutex.restart_at_once        mutex     violation -DMUTANT_RESTART_AT_ONCE -DFAULTS=1"
+  "mutex.no_drift               mutex     violation -DMUTANT_NO_DRIFT"
+  "mutex.validity_from_reply    mutex     violation -DMUTANT_VALIDITY_FROM_REPLY"
+  "mutex.no_cleanup             mutex     violation -DMUTANT_NO_CLEANUP"
+  "mutex.cleanup_granted        mutex     violation -DMUTANT_CLEANUP_GRANTED -DFAULTS=1"
+  "mutex.unchecked_delete       mutex     violation -DMUTANT_UNCHECKED_DELETE"
+  "mutex.unchecked_extend       mutex     violation -DMUTANT_UNCHECKED_EXTEND"
+  "fencing                      fencing   verified"
+  "fencing.small_quorum         fencing   violation -DMUTANT_SMALL_QUORUM"
+  "fencing.no_write_back        fencing   violation -DMUTANT_NO_WRITE_BACK"
+  "fencing.unconfirmed          fencing   violation -DMUTANT_UNCONFIRMED"
+  "fencing.min_token            fencing   violation -DMUTANT_MIN_TOKEN -DATTEMPTS=3"
+  "fencing.raise_lowers         fencing   violation -DMUTANT_RAISE_LOWERS -DATTEMPTS=3"
+  "fencing.counter_from_zero    fencing   violation -DMUTANT_COUNTER_FROM_ZERO"
+  "fencing.raise_from_zero      fencing   violation -DMUTANT_RAISE_FROM_ZERO -DATTEMPTS=3"
+)
+
+install_spin() {
+  command -v spin >/dev/null && return 0
+  local sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq spin >/dev/null
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Runs models/$1.pml with the macros $3... in a directory of its own under $work/$2. Sets
+# states, depth, seconds and verdict (verified, violation or error). Spin's and pan's output
+# stays in that directory (spin.log, cc.log, pan.log).
+run_model() {
+  local model=$1 dir=$work/$2
+  shift 2
+  states=- depth=- seconds=- verdict=error
+  mkdir -p "$dir"
+  if [ ! -f "models/$model.pml" ]; then
+    echo "no model models/$model.pml" >"$dir/pan.log"
+    return
+  fi
+  cp "models/$model.pml" "$dir/"
+  local pan_flags=(-n -m1000000) cc_flags=(-O2 -w "-DMEMLIM=4096")
+  if grep -q '^ltl ' "models/$model.pml"; then
+    pan_flags+=(-a -f)
+  else
+    cc_flags+=(-DSAFETY)
+  fi
+  local macro
+  for macro in "$@"; do
+    # pan stops at the first violation; with bitstate hashing it searches with two hash
+    # functions over a 2^30-bit table.
+    [ "$macro" = -DBITSTATE ] && pan_flags+=(-k2 -w30)
+  done
+  (
+    cd "$dir"
+    spin -a "$@" "$model.pml" >spin.log 2>&1 || exit 2
+    gcc "${cc_flags[@]}" "$@" -o pan pan.c >cc.log 2>&1 || exit 2
+    ./pan "${pan_flags[@]}" >pan.log 2>&1 || true
+  ) || {
+    cat "$dir/spin.log" "$dir/cc.log" >"$dir/pan.log" 2>/dev/null
+    return
+  }
+  local log=$dir/pan.log
+  states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$log" | head -n1)
+  depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$log" | head -n1)
+  seconds=$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$log" | head -n1)
+  local errors
+  errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$log" | head -n1)
+  if [ -z "$errors" ] || [ -z "$states" ]; then
+    verdict=error
+  elif [ "$errors" -gt 0 ]; then
+    verdict=violation
+  elif grep -q 'max search depth too small' "$log"; then
+    verdict=error   # the search was cut short: nothing was proven
+  else
+    verdict=verified
+  fi
+  [ -n "$seconds" ] || seconds=0
+}
+
+# The trail's summary: what was violated and the steps' printf lines that led to it.
+trail_summary() {
+  local model=$1 dir=$work/$2
+  shift 2
+  grep -E '^pan:[0-9]+:|^pan: ' "$dir/pan.log" | grep -v 'elapsed time\|rate ' || true
+  if [ -f "$dir/$model.pml.trail" ]; then
+    (cd "$dir" && spin -t "$@" "$model.pml" 2>&1) | grep -v '^ *$' | tail -n 40
+  fi
+}
+
+install_spin
+
+if [ $# -gt 0 ]; then
+  if [ "$1" != --model ] || [ $# -lt 2 ]; then
+    echo "usage: $0 [--model NAME [-DMACRO[=VALUE]...]]" >&2
+    exit 2
+  fi
+  model=$2
+  shift 2
+  for macro in "$@"; do
+    case $macro in
+      -D*) ;;
+      *) echo "not a macro: $macro" >&2; exit 2 ;;
+    esac
+  done
+  run_model "$model" one "$@"
+  printf '%s %s states, depth %s, %s s: %s\n' "$model $*" "$states" "$depth" "$seconds" "$verdict"
+  case $verdict in
+    verified) exit 0 ;;
+    violation) trail_summary "$model" one "$@"; exit 1 ;;
+    *) cat "$work/one/pan.log" >&2; exit 2 ;;
+  esac
+fi
+
+failed=0
+printf '%-28s %12s %8s %9s  %s\n' name states depth seconds verdict
+for row in "${RUNS[@]}"; do
+  read -r -a fields <<<"$row"
+  name=${fields[0]} model=${fields[1]} expected=${fields[2]}
+  macros=("${fields[@]:3}")
+  run_model "$model" "$name" ${macros[@]+"${macros[@]}"}
+  mark=
+  if [ "$verdict" != "$expected" ]; then
+    mark="  (expected $expected)"
+    failed=1
+  fi
+  printf '%-28s %12s %8s %9s  %s%s\n' "$name" "$states" "$depth" "$seconds" "$verdict" "$mark"
+  if [ -n "$mark" ]; then
+    if [ "$verdict" = violation ]; then
+      trail_summary "$model" "$name" ${macros[@]+"${macros[@]}"} | sed 's/^/    /'
+    else
+      tail -n 20 "$work/$name/pan.log" | sed 's/^/    /'
+    fi
+  fi
+done
+exit $failed
