@@ -2,10 +2,12 @@
 // The decisions of a cluster node's map: where a request goes, when CLUSTER SLOTS is asked and
 // of which server, what its answer means, and what MOVED and ASK mean for the map.
 #include "node/cluster/cluster_map_fsm.hpp"
+#include "reply_builders.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 using namespace redlock::detail;
+using namespace redlock::test;
 using namespace std::chrono_literals;
 using redlock::node_errc;
 using redlock::server_address;
@@ -21,38 +23,6 @@ const server_address seed_b{.host = "10.0.0.2", .port = 7000};
 cluster_map_fsm make_map()
 {
     return cluster_map_fsm({seed_a, seed_b}, "redis-cluster://10.0.0.1:7000", 50ms, 300ms);
-}
-
-resp::reply integer(std::int64_t n)
-{
-    resp::reply r;
-    r.type = resp::kind::integer;
-    r.integer = n;
-    return r;
-}
-
-resp::reply bulk(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::bulk_string;
-    r.text = std::move(text);
-    return r;
-}
-
-resp::reply array(std::vector<resp::reply> elements)
-{
-    resp::reply r;
-    r.type = resp::kind::array;
-    r.elements = std::move(elements);
-    return r;
-}
-
-resp::reply error(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::error;
-    r.text = std::move(text);
-    return r;
 }
 
 resp::reply range(int first, int last, std::string host, int port)

@@ -2,12 +2,14 @@
 // The decisions of opening a socket: what the greeting sends, how its replies are judged and
 // which code a refusal maps to, when TLS is started and when a plain-text PING checks the port.
 #include "engine/handshake_fsm.hpp"
+#include "reply_builders.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <vector>
 
 using namespace redlock::detail;
+using namespace redlock::test;
 using namespace std::chrono_literals;
 using redlock::node_errc;
 using step = handshake_fsm::step;
@@ -29,22 +31,6 @@ std::string encoded(std::initializer_list<std::string_view> args)
     std::string out;
     resp::append_command(out, args);
     return out;
-}
-
-resp::reply status(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::simple_string;
-    r.text = std::move(text);
-    return r;
-}
-
-resp::reply error(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::error;
-    r.text = std::move(text);
-    return r;
 }
 
 }  // namespace

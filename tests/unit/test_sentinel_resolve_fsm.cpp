@@ -3,10 +3,12 @@
 // reply means, when the lookup gives up and with which code, and what the master's ROLE must
 // say.
 #include "node/sentinel/sentinel_resolve_fsm.hpp"
+#include "reply_builders.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 using namespace redlock::detail;
+using namespace redlock::test;
 using namespace std::chrono_literals;
 using redlock::node_errc;
 using step = sentinel_resolve_fsm::step;
@@ -24,30 +26,6 @@ redlock::node sentinel_node(std::size_t sentinels)
             redlock::server_address{.host = "10.0.0.1", .port = std::uint16_t(26379 + i)});
     }
     return n;
-}
-
-resp::reply bulk(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::bulk_string;
-    r.text = std::move(text);
-    return r;
-}
-
-resp::reply array(std::vector<resp::reply> elements)
-{
-    resp::reply r;
-    r.type = resp::kind::array;
-    r.elements = std::move(elements);
-    return r;
-}
-
-resp::reply error(std::string text)
-{
-    resp::reply r;
-    r.type = resp::kind::error;
-    r.text = std::move(text);
-    return r;
 }
 
 resp::reply address(std::string host, std::string port)
