@@ -88,6 +88,7 @@
 
 #include "checker.hpp"
 #include "common/redis_server.hpp"
+#include "process_io.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -348,16 +349,7 @@ class worker_process
 
     bool exited_ok() const { return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0; }
 
-    std::string describe_status() const
-    {
-        if (!exited_)
-            return "still running";
-        if (WIFEXITED(status_))
-            return "exit status " + std::to_string(WEXITSTATUS(status_));
-        if (WIFSIGNALED(status_))
-            return std::string("killed by ") + ::strsignal(WTERMSIG(status_));
-        return "status " + std::to_string(status_);
-    }
+    std::string describe_status() const { return rf::describe_exit(exited_, status_); }
 
   private:
     void reaped(int st)
@@ -372,35 +364,6 @@ class worker_process
     bool exited_ = false;
     bool stopped_ = false;  // stopped itself, seen by wait_stopped, not continued yet
     int status_ = 0;
-};
-
-// The complete lines appended to a file since the last call.
-class log_reader
-{
-  public:
-    explicit log_reader(std::string path) : path_(std::move(path)) {}
-
-    std::vector<std::string> new_lines()
-    {
-        std::ifstream in(path_, std::ios::binary);
-        in.seekg(static_cast<std::streamoff>(offset_));
-        std::ostringstream s;
-        s << in.rdbuf();
-        const std::string text = s.str();
-        offset_ += text.size();
-        partial_ += text;
-        std::vector<std::string> out;
-        std::size_t begin = 0;
-        for (std::size_t nl; (nl = partial_.find('\n', begin)) != std::string::npos; begin = nl + 1)
-            out.push_back(partial_.substr(begin, nl - begin));
-        partial_.erase(0, begin);
-        return out;
-    }
-
-  private:
-    std::string path_;
-    std::uintmax_t offset_ = 0;
-    std::string partial_;
 };
 
 // Where a scenario's logs go; removed at the end unless kept.
@@ -972,7 +935,7 @@ class run
     std::unique_ptr<sentinel_setup> sentinel_;
     std::unique_ptr<rt::cluster_deployment> cluster_;
     std::vector<std::unique_ptr<worker_process>> workers_;
-    std::vector<log_reader> readers_;
+    std::vector<rf::log_reader> readers_;
     std::vector<bool> ready_;
     std::vector<rf::section> sections_;
     std::vector<rf::log_line> stops_;
@@ -1949,7 +1912,7 @@ std::vector<std::unique_ptr<rt::redis_server>> start_servers(int n)
 
 // Reads `reader` until a line of `kind` appears and returns it; throws after `limit`, or when
 // the worker ends or reports a fatal error first.
-rf::log_line wait_line(log_reader& reader, worker_process& w, std::string_view kind, ms limit)
+rf::log_line wait_line(rf::log_reader& reader, worker_process& w, std::string_view kind, ms limit)
 {
     const auto deadline = steady::now() + limit;
     for (;;) {
@@ -1985,7 +1948,7 @@ void stalled_majority_leaves_no_key()
     auto nodes = start_servers(3);
     const std::string key = "lock:probe";
     const std::string log = dir.path + "/probe.log";
-    log_reader reader(log);
+    rf::log_reader reader(log);
     worker_process w(0,
                      {REDLOCK_FAULT_WORKER, "--id", "0", "--mode", "probe", "--nodes",
                       join_urls(nodes), "--keys", key, "--expiry-ms",
@@ -2108,7 +2071,7 @@ waiter_processes run_waiter_processes(log_dir& dir, const std::string& nodes, in
                                    w->describe_status());
     }
     for (std::size_t i = 0; i < logs.size(); ++i) {
-        log_reader reader(logs[i]);
+        rf::log_reader reader(logs[i]);
         for (const auto& text : reader.new_lines()) {
             auto line = rf::parse_line(text);
             if (!line)

@@ -2,6 +2,7 @@
 #include "netns.hpp"
 
 #include "common/redis_server.hpp"
+#include "process_io.hpp"
 
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
@@ -395,13 +396,7 @@ bool child::exited_ok() const
 
 std::string child::describe_status() const
 {
-    if (!exited_)
-        return "still running";
-    if (WIFEXITED(status_))
-        return "exit status " + std::to_string(WEXITSTATUS(status_));
-    if (WIFSIGNALED(status_))
-        return std::string("killed by ") + ::strsignal(WTERMSIG(status_));
-    return "status " + std::to_string(status_);
+    return describe_exit(exited_, status_);
 }
 
 server::server(const lab& l, host h, const std::string& dir)

@@ -37,6 +37,7 @@
 
 #include "checker.hpp"
 #include "netns.hpp"
+#include "process_io.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -211,34 +212,6 @@ struct temp_dir
     }
     temp_dir(const temp_dir&) = delete;
     temp_dir& operator=(const temp_dir&) = delete;
-};
-
-// The complete lines appended to a file since the last call.
-class line_reader
-{
-  public:
-    explicit line_reader(std::string path) : path_(std::move(path)) {}
-    std::vector<std::string> new_lines()
-    {
-        std::ifstream in(path_, std::ios::binary);
-        in.seekg(static_cast<std::streamoff>(offset_));
-        std::ostringstream s;
-        s << in.rdbuf();
-        const std::string text = s.str();
-        offset_ += text.size();
-        partial_ += text;
-        std::vector<std::string> out;
-        std::size_t begin = 0;
-        for (std::size_t nl; (nl = partial_.find('\n', begin)) != std::string::npos; begin = nl + 1)
-            out.push_back(partial_.substr(begin, nl - begin));
-        partial_.erase(0, begin);
-        return out;
-    }
-
-  private:
-    std::string path_;
-    std::uintmax_t offset_ = 0;
-    std::string partial_;
 };
 
 struct hold_line
@@ -453,7 +426,7 @@ class partition_run
     std::vector<std::unique_ptr<ns::server>> servers_;
     std::vector<ns::host> process_hosts_;
     std::vector<std::unique_ptr<ns::child>> workers_;
-    std::vector<line_reader> readers_;
+    std::vector<rf::log_reader> readers_;
     std::vector<rf::section> sections_;
     std::vector<hold_line> holds_;
     std::size_t failures_ = 0;
