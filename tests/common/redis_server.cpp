@@ -90,30 +90,6 @@ reply_ptr command(std::uint16_t port, const std::vector<std::string_view>& args)
     return r;
 }
 
-std::string render(const redisReply& r)
-{
-    switch (r.type) {
-        case REDIS_REPLY_INTEGER:
-            return std::to_string(r.integer);
-        case REDIS_REPLY_NIL:
-            return "(nil)";
-        case REDIS_REPLY_ARRAY: {
-            std::string out;
-            for (size_t i = 0; i < r.elements; ++i) {
-                // Appended piece by piece: `(i ? " " : "") + render(...)` trips a false
-                // -Wrestrict in g++ 12 at -O3.
-                if (i > 0) {
-                    out += ' ';
-                }
-                out += render(*r.element[i]);
-            }
-            return out;
-        }
-        default:  // string, status, error
-            return std::string(r.str, r.len);
-    }
-}
-
 reply_ptr expect(reply_ptr r, int type, std::uint16_t port, std::string_view cmd)
 {
     if (r->type != type)
@@ -224,6 +200,30 @@ std::string read_text(const std::string& file)
 }
 
 }  // namespace
+
+std::string render(const redisReply& r)
+{
+    switch (r.type) {
+        case REDIS_REPLY_INTEGER:
+            return std::to_string(r.integer);
+        case REDIS_REPLY_NIL:
+            return "(nil)";
+        case REDIS_REPLY_ARRAY: {
+            std::string out;
+            for (size_t i = 0; i < r.elements; ++i) {
+                // Appended piece by piece: `(i ? " " : "") + render(...)` trips a false
+                // -Wrestrict in g++ 12 at -O3.
+                if (i > 0) {
+                    out += ' ';
+                }
+                out += render(*r.element[i]);
+            }
+            return out;
+        }
+        default:  // string, status, error
+            return std::string(r.str, r.len);
+    }
+}
 
 // Everything the child needs is built before fork(): after fork only async-signal-safe calls
 // are allowed, and the test process may have other threads (Asio) holding the malloc lock.

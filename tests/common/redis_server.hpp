@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+struct redisReply;
+
 namespace redlock::test {
 
 // PEM files for servers that speak TLS (see redis_server::cluster_node).
@@ -195,6 +197,8 @@ void redis_set(std::uint16_t port, std::string_view key, std::string_view value,
 long long redis_pttl(std::uint16_t port, std::string_view key);
 // Integers as digits, nil as "(nil)", errors as their text ("ERR ..."), arrays space-joined.
 std::string redis_command(std::uint16_t port, std::vector<std::string> args);
+// A hiredis reply in the words redis_command uses.
+std::string render(const redisReply& r);
 
 // Polls `done` until it is true or `limit` passes; false then. For what a server does after
 // the client's operation completed: a release completes once a quorum of nodes confirmed it,

@@ -131,6 +131,7 @@ using steady = std::chrono::steady_clock;
 using ms = std::chrono::milliseconds;
 namespace rt = redlock::test;
 namespace rf = redlock::faults;
+using rf::log_dir;
 
 constexpr std::size_t node_count = 5;
 constexpr std::size_t quorum = node_count / 2 + 1;
@@ -364,28 +365,6 @@ class worker_process
     bool exited_ = false;
     bool stopped_ = false;  // stopped itself, seen by wait_stopped, not continued yet
     int status_ = 0;
-};
-
-// Where a scenario's logs go; removed at the end unless kept.
-struct log_dir
-{
-    std::string path;
-    bool keep = false;
-    log_dir()
-    {
-        char tmpl[] = "/tmp/redlock-faults-XXXXXX";
-        if (!::mkdtemp(tmpl))
-            throw std::system_error(errno, std::generic_category(), "mkdtemp");
-        path = tmpl;
-    }
-    ~log_dir()
-    {
-        std::error_code ec;
-        if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
-            std::filesystem::remove_all(path, ec);
-    }
-    log_dir(const log_dir&) = delete;
-    log_dir& operator=(const log_dir&) = delete;
 };
 
 // Worker 0 stopped inside a critical section: what it holds.

@@ -115,28 +115,6 @@ class entered
     int own_ = -1;
 };
 
-std::string render(const redisReply& r)
-{
-    switch (r.type) {
-        case REDIS_REPLY_INTEGER:
-            return std::to_string(r.integer);
-        case REDIS_REPLY_NIL:
-            return "(nil)";
-        case REDIS_REPLY_ARRAY: {
-            std::string out;
-            for (size_t i = 0; i < r.elements; ++i) {
-                if (i > 0) {
-                    out += ' ';
-                }
-                out += render(*r.element[i]);
-            }
-            return out;
-        }
-        default:
-            return std::string(r.str, r.len);
-    }
-}
-
 bool alive(pid_t pid)
 {
     return ::kill(pid, 0) == 0 || errno != ESRCH;
@@ -346,7 +324,7 @@ std::string lab::redis(const std::string& address, std::uint16_t port,
         &freeReplyObject);
     if (!r)
         throw std::runtime_error("redis " + what + ": " + (c->errstr[0] ? c->errstr : "no reply"));
-    return render(*r);
+    return test::render(*r);
 }
 
 child::child(std::vector<std::string> args, const std::string& log)

@@ -193,27 +193,6 @@ link_matrix split(const std::vector<int>& server_side, const std::vector<int>& p
 
 // ---- one run: the lab, the servers, the workers ----
 
-struct temp_dir
-{
-    std::string path;
-    bool keep = false;
-    temp_dir()
-    {
-        char tmpl[] = "/tmp/redlock-partitions-XXXXXX";
-        if (!::mkdtemp(tmpl))
-            throw std::system_error(errno, std::generic_category(), "mkdtemp");
-        path = tmpl;
-    }
-    ~temp_dir()
-    {
-        std::error_code ec;
-        if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
-            std::filesystem::remove_all(path, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-};
-
 struct hold_line
 {
     int process = 0;
@@ -421,7 +400,7 @@ class partition_run
   private:
     // Declared in this order so that they go in the reverse one: the workers, the servers,
     // then the namespaces, then the logs.
-    temp_dir dir_;
+    rf::log_dir dir_{"redlock-partitions"};
     ns::lab lab_;
     std::vector<std::unique_ptr<ns::server>> servers_;
     std::vector<ns::host> process_hosts_;

@@ -4,13 +4,18 @@
 // What the fault suite reads of the processes it starts: their logs as they grow, and how
 // they ended.
 
+#include <stdlib.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -44,6 +49,30 @@ class log_reader
     std::string path_;
     std::uintmax_t offset_ = 0;
     std::string partial_;
+};
+
+/// A fresh directory under /tmp for a scenario's logs, named `prefix` and a random suffix;
+/// removed at the end unless `keep` (a failed scenario's evidence) or REDLOCK_FAULTS_KEEP_LOGS
+/// is set.
+struct log_dir
+{
+    std::string path;
+    bool keep = false;
+    explicit log_dir(const std::string& prefix = "redlock-faults")
+    {
+        std::string name = "/tmp/" + prefix + "-XXXXXX";
+        if (!::mkdtemp(name.data()))
+            throw std::system_error(errno, std::generic_category(), "mkdtemp");
+        path = name;
+    }
+    ~log_dir()
+    {
+        std::error_code ec;
+        if (!keep && !std::getenv("REDLOCK_FAULTS_KEEP_LOGS"))
+            std::filesystem::remove_all(path, ec);
+    }
+    log_dir(const log_dir&) = delete;
+    log_dir& operator=(const log_dir&) = delete;
 };
 
 /// How a child ended, in words, from its wait status; "still running" if it has not.
