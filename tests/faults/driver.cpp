@@ -89,6 +89,7 @@
 #include "checker.hpp"
 #include "common/redis_server.hpp"
 #include "process_io.hpp"
+#include "run_profile.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -132,6 +133,7 @@ using ms = std::chrono::milliseconds;
 namespace rt = redlock::test;
 namespace rf = redlock::faults;
 using rf::log_dir;
+using rf::soak_requested;
 
 constexpr std::size_t node_count = 5;
 constexpr std::size_t quorum = node_count / 2 + 1;
@@ -153,17 +155,6 @@ constexpr ms restart_delay_margin = 200ms;
 constexpr ms engineered_lead = 5s;
 
 // ---- the run profile ----
-
-bool soak_requested()
-{
-    if (const char* v = std::getenv("REDLOCK_FAULTS_SOAK"); v && *v && std::string_view(v) != "0")
-        return true;
-    auto& suite = boost::unit_test::framework::master_test_suite();
-    for (int i = 1; i < suite.argc; ++i)
-        if (std::string_view(suite.argv[i]) == "--soak")
-            return true;
-    return false;
-}
 
 unsigned base_seed()
 {

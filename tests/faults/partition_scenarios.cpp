@@ -38,6 +38,7 @@
 #include "checker.hpp"
 #include "netns.hpp"
 #include "process_io.hpp"
+#include "run_profile.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -69,6 +70,7 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 using ms = std::chrono::milliseconds;
 namespace rf = redlock::faults;
+using rf::soak_requested;
 namespace ns = redlock::faults::netns;
 
 constexpr std::size_t server_count = 5;
@@ -99,17 +101,6 @@ constexpr ms key_check_margin = 100ms;  // past one expiry, for the nodes' clock
 constexpr double least_rate_share = 0.5;
 constexpr std::int64_t in_flight_ns = 50'000'000;  // the per-node deadline: 0.05 x expiry
 const std::string lock_key = "lock:p";
-
-bool soak_requested()
-{
-    if (const char* v = std::getenv("REDLOCK_FAULTS_SOAK"); v && *v && std::string_view(v) != "0")
-        return true;
-    auto& suite = boost::unit_test::framework::master_test_suite();
-    for (int i = 1; i < suite.argc; ++i)
-        if (std::string_view(suite.argv[i]) == "--soak")
-            return true;
-    return false;
-}
 
 unsigned seed_for(std::string_view name)
 {
