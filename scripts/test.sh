@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSL-1.0
-# Set-up, then every test: the normal build, then the same suite and the fault-injection suite
-# under AddressSanitizer+UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
+# Set-up, then every test: the models; the normal build with its tests and the network
+# partitions; the Release build and the packaging checks; the same suite and the fault-injection
+# suite built by clang under AddressSanitizer+UndefinedBehaviorSanitizer, with clang-tidy; the
+# threaded tests under ThreadSanitizer; the fuzzers.
 # The suite starts and stops its own redis-server processes on free loopback ports.
 # Every build here treats warnings as errors (REDLOCK_WERROR, off for users' builds).
 set -euo pipefail
@@ -21,16 +23,22 @@ install_missing() {
   fi
 }
 
+# A stage's heading, with the time since the script began: where CI's time goes.
+stage() {
+  echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"
+}
+
 # The docs test builds the API reference with Doxygen.
 install_missing doxygen
-echo "== models"
+stage "models"
 scripts/check-models.sh
+stage "build (RelWithDebInfo): every target"
 # Every target, at -O2 as RelWithDebInfo builds, but with line tables only (-g1): nothing here
 # reads variables' debug info, g++'s code and warnings do not depend on it, and full -g makes
 # the compiler a third slower on the test files.
 scripts/setup.sh build -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_WERROR=ON \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-echo "== tests (RelWithDebInfo)"
+stage "tests (RelWithDebInfo)"
 # Each fault suite runs in one build only: each takes close to three minutes (RUN_SERIAL) and
 # its scenarios are the same in every build. The network partitions (fault_partition_tests)
 # run here, the other faults (fault_tests) in the ASan+UBSan stage below.
@@ -39,7 +47,7 @@ ctest --test-dir build --output-on-failure -j 2 -E '^fault_tests$'
 # What users build: -O3 warns where -O2 does not. The library (shared here; the static one is
 # what the test build above packages), the tool and the examples, without the tests; then the
 # shared library's install, pkg-config file and Debian packages, each with the consumer program.
-echo "== Release build, shared library: library, tool, examples; packaging checks"
+stage "Release build, shared library: library, tool, examples; packaging checks"
 scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DREDLOCK_WERROR=ON \
   -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=ON
 version=$(sed -n 's/^project(redlock VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
@@ -48,36 +56,28 @@ for way in find_package pkg-config deb; do
 done
 
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== tests under ASan+UBSan"
-  scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
-    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_WERROR=ON
+  # One build serves both the sanitizers and the second compiler: clang's warnings (as errors),
+  # clang-tidy (which reads its compile commands) and every test under ASan+UBSan.
+  stage "clang with ASan+UBSan: build and tests, clang-tidy on src/, clang-format check"
+  install_missing clang clang-tidy clang-format libclang-rt-14-dev
+  CXX=clang++ scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
+    -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_WERROR=ON \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+  stage "tests under ASan+UBSan (clang)"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging -E '^fault_partition_tests$'
+  stage "clang-tidy on src/, clang-format"
+  find src -name "*.cpp" -print0 | xargs -0 -n 4 -P "$(nproc)" clang-tidy -p build-asan --quiet
+  # One .clang-format for every C++ file of the project.
+  git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
 
-  echo "== threaded tests under TSan"
+  stage "threaded tests under TSan"
   # Only the threaded tests run under TSan, so only they are built.
   scripts/setup.sh --target threaded_tests build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread \
     -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_WERROR=ON
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L threaded
-fi
 
-if [ "${REDLOCK_SKIP_CLANG:-0}" != 1 ]; then
-  echo "== clang: build and tests, clang-tidy on src/, clang-format check"
-  install_missing clang clang-tidy clang-format libclang-rt-14-dev
-  # What the tests below run, and the compile-only check of the public headers; not the fault
-  # suite, which they leave out.
-  clang_targets=()
-  for t in harness_selftest unit_tests integration_tests threaded_tests hostile_tests \
-    snippet_readme_1 redlock_cli redlock_man redlock_header_check; do
-    clang_targets+=(--target "$t")
-  done
-  CXX=clang++ scripts/setup.sh "${clang_targets[@]}" build-clang -DCMAKE_BUILD_TYPE=Debug \
-    -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_WERROR=ON
-  ctest --test-dir build-clang --output-on-failure -j 2 -LE "packaging|faults"
-  find src -name "*.cpp" -print0 | xargs -0 -n 4 -P "$(nproc)" clang-tidy -p build-clang --quiet
-  # One .clang-format for every C++ file of the project.
-  git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
-
-  echo "== fuzzing: each libFuzzer target for a fixed number of runs, regressions first"
+  stage "fuzzing: each libFuzzer target for a fixed number of runs, regressions first"
   FUZZ_BUILD_DIR=build-fuzz fuzz/run.sh "${REDLOCK_FUZZ_RUNS:-50000}"
 fi
+stage "done"
