@@ -89,7 +89,19 @@ case $way in
       -Wl,-rpath,"$(pkg-config --variable=libdir redlock)" -o "$work/consumer"
     consumer=$work/consumer
     ;;
-  add_subdirectory | fetchcontent)
+  add_subdirectory)
+    # Up to the generated build only: it compiles what FetchContent's build below compiles,
+    # since FetchContent adds the same directory the same way. Generating checks what is
+    # particular to this way: the library's CMake code as a subdirectory, and the target
+    # `redlock::redlock` that the consumer links.
+    logged configure cmake -S "$consumer_source" -B "$work/build" -DREDLOCK_CONSUME="$way" \
+      -DREDLOCK_SOURCE_DIR="$source_dir" "${cmake_args[@]}"
+    grep -q 'redlock' "$work/build/CMakeFiles/consumer.dir/build.make" ||
+      fail "the consumer's build does not depend on redlock"
+    echo "consumed through $way: generated (FetchContent builds and runs the same)"
+    exit 0
+    ;;
+  fetchcontent)
     cmake_consumer "$way" -DREDLOCK_SOURCE_DIR="$source_dir"
     ;;
   deb)
