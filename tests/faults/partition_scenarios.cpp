@@ -97,6 +97,7 @@ constexpr ms resume_watch_extra = 500ms;  // past one expiry, to see every proce
 constexpr ms warm_limit = 15s;            // every process has locked once
 constexpr ms exit_grace = 30s;
 constexpr ms poll_interval = 2ms;
+constexpr ms node_record_interval = 250ms;  // the nodes' keys recorded during a fault
 constexpr ms key_check_margin = 100ms;  // past one expiry, for the nodes' clocks
 constexpr double least_rate_share = 0.5;
 constexpr std::int64_t in_flight_ns = 50'000'000;  // the per-node deadline: 0.05 x expiry
@@ -388,6 +389,30 @@ class partition_run
         return out;
     }
 
+    // What every server holds: per server its clock (TIME), then each key with its type, its
+    // PTTL and its content. Appended to the run's nodes.txt during a fault, so that the logs
+    // kept when a check fails show what the nodes' locks and queues looked like meanwhile.
+    void record_nodes(const std::string& label) const
+    {
+        std::ofstream out(dir_.path + "/nodes.txt", std::ios::app);
+        out << "== " << label << "\n";
+        for (std::size_t s = 0; s < servers_.size(); ++s) {
+            const auto& server = *servers_[s];
+            out << "s" << s << " time " << server.command({"TIME"}) << "\n";
+            std::istringstream keys(server.command({"KEYS", "*"}));
+            for (std::string k; keys >> k;) {
+                const std::string type = server.command({"TYPE", k});
+                std::vector<std::string> read = {"GET", k};
+                if (type == "zset")
+                    read = {"ZRANGE", k, "0", "-1", "WITHSCORES"};
+                else if (type == "hash")
+                    read = {"HGETALL", k};
+                out << "s" << s << " " << k << " " << type << " pttl "
+                    << server.command({"PTTL", k}) << ": " << server.command(read) << "\n";
+            }
+        }
+    }
+
   private:
     // Declared in this order so that they go in the reverse one: the workers, the servers,
     // then the namespaces, then the logs.
@@ -545,7 +570,11 @@ cycle run_cycle(partition_run& r, fault f, const kind_info& kind, std::mt19937& 
         }
         fault_from = r.apply(links);
         cut_ns = fault_from;
-        r.watch(window);
+        for (ms watched{0}; watched < window; watched += node_record_interval) {
+            r.watch(std::min(node_record_interval, window - watched));
+            r.record_nodes(std::string(name_of(f)) + " +" +
+                           std::to_string((watched + node_record_interval).count()) + " ms");
+        }
     }
     const std::int64_t fault_to = monotonic_ns();
     const std::int64_t healed = r.apply(all_up());
