@@ -28,6 +28,13 @@ stage() {
   echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"
 }
 
+# Every build compiles through ccache when it is installed (the script does not install it):
+# a later run on the same machine compiles only what changed. Paths count from the checkout,
+# so that two checkouts of the same commit share what they compiled.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+fi
+
 # The docs test builds the API reference with Doxygen.
 install_missing doxygen
 stage "models"
