@@ -4,7 +4,8 @@
  * src/protocol/script_table.cpp run it: an attempt sends SET NX PX to every node at once and
  * holds the lock when a quorum granted it before its validity (counted from the attempt's
  * start, less the drift allowance, validity.hpp) ran out; a failed attempt is deleted on every
- * node (also those whose replies were lost or late); extend renews the key where it still holds
+ * node that did not refuse it (also those whose replies were lost or late: a refusal is the
+ * one answer that says the attempt set nothing there); extend renews the key where it still holds
  * the owner's value; release deletes it where it does.
  *
  * Abstractions. Time is a discrete tick that every counter of remaining time (a key's TTL on a
@@ -20,8 +21,8 @@
  *
  * Properties: (1) no two clients believe they hold the lock within their validity (asserted at
  * every grant and extension); (2) a failed attempt or a release leaves no key of its owner
- * behind once its requests have run (the clean-up reaches every node), except where a delete
- * was lost (monitor).
+ * behind once its requests have run (the clean-up reaches every node that did not refuse it),
+ * except where a delete was lost (monitor).
  *
  * Mutants (each must be refuted):
  *   MUTANT_SMALL_QUORUM        a quorum one smaller than a majority
@@ -212,7 +213,11 @@ proctype client(byte c)
                 :: else
                 fi;
 #else
-                q[IDX(c, n)]!DEL;
+                /* A node that refused the attempt set nothing: no delete is sent there. */
+                if
+                :: reply[IDX(c, n)] != REFUSED -> q[IDX(c, n)]!DEL
+                :: else
+                fi;
 #endif
                 n++
             :: n >= NODES -> break

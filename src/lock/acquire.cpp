@@ -137,18 +137,19 @@ std::uint64_t largest_token(const std::vector<node_outcome>& outcomes)
     return token;
 }
 
-// The delete after a failed attempt, done once a quorum replied. A reentrant lock's count is
-// shared by the acquires of one mutex: where this attempt was refused (another owner held the
-// key), a count found there by the delete would be another acquire's of the same mutex, which
-// got the key meanwhile, so those nodes are left alone. Elsewhere the delete follows the
-// attempt on the same connection, so it undoes the attempt's own increment.
+// The delete after a failed attempt, done once a quorum replied. For a kind whose refusals
+// write nothing (the lock's row), it is not sent where the attempt was refused: the attempt
+// left nothing there to undo. Beyond the request saved, this matters to a reentrant lock,
+// whose count is shared by the acquires of one mutex: a count found there by the delete would
+// be another acquire's of the same mutex, which got the key meanwhile. Elsewhere the delete
+// follows the attempt on the same connection, so it undoes the attempt's own write.
 round clean_up_round(const mutex_state& m, std::string_view value, const report& attempt)
 {
     // A writer that waits keeps its intent between attempts, so that new readers stay out
     // meanwhile; it is withdrawn when the acquire ends (`acquisition::giving_up_round`).
     round r = background_round(m, value, clean_up_request(m.shape(), {.value = value}),
                                stop_rule::quorum_replied);
-    if (m.opts.reentrant) {
+    if (m.rules->refusal_writes_nothing) {
         r.skip.resize(attempt.nodes.size());
         for (std::size_t i = 0; i < attempt.nodes.size(); ++i) {
             r.skip[i] = attempt.nodes[i].status == node_status::taken;
@@ -285,7 +286,8 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .give_up_at = o_.wait ? clock::now() + *o_.wait : clock::time_point::max(),
             .wake_on_release = o_.wake_on_release,
             .reentrant = o_.reentrant,
-            .fencing = o_.fencing},
+            .fencing = o_.fencing,
+            .refusal_writes_nothing = m_->rules->refusal_writes_nothing},
            queue_ ? &*queue_ : nullptr),
       single_attempt_(single_attempt)
 {
@@ -390,6 +392,7 @@ acquire_fsm::action acquisition::attempted(std::vector<node_outcome> outcomes)
     return follow(fsm_.attempted({.quorum_with_validity = t.reached() && clock::now() < until_,
                                   .taken_by_other = taken,
                                   .some_taken = t.taken > 0,
+                                  .refused_everywhere = t.taken == t.nodes,
                                   .invalid_use = mismatch},
                                  cancelled()));
 }
@@ -573,7 +576,9 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             case acquire_step::grant:
                 co_return a.grant();
             case acquire_step::clean_up:
-                co_await run_round(a.nodes(), a.clean_up_round());
+                if (!act.nothing_set) {
+                    co_await run_round(a.nodes(), a.clean_up_round());
+                }
                 act = a.cleaned_up();
                 break;
             case acquire_step::choose_delay:

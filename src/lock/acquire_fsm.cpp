@@ -79,7 +79,11 @@ acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
     }
     // A failed attempt may still have set the key on some nodes (or on all of them, if the
     // validity ran out): it is deleted everywhere before anything else, cancelled or not.
-    return action{.step = acquire_step::clean_up};
+    // Unless every node refused it, for a kind whose refusals write nothing: then it set
+    // nothing, and a clean-up would cost each node a request to delete nothing. A node that
+    // timed out or failed may have set the key, so one such node keeps the round.
+    return action{.step = acquire_step::clean_up,
+                  .nothing_set = r.refused_everywhere && rules_.refusal_writes_nothing};
 }
 
 acquire_fsm::action acquire_fsm::token_written(bool confirmed, bool cancelled)

@@ -31,7 +31,8 @@ enum class acquire_step {
     write_back_token,
     /// The lock is held: make the guard.
     grant,
-    /// Delete the failed attempt's value everywhere; then `cleaned_up`.
+    /// Delete the failed attempt's value everywhere (no round when `action::nothing_set`);
+    /// then `cleaned_up`.
     clean_up,
     /// Ask the retry delay for `action::attempt_number`; then `delay_chosen` (or
     /// `delay_failed` if the user's delay function threw).
@@ -58,6 +59,10 @@ struct acquire_rules
     bool reentrant = false;
     /// A granted attempt writes its token back before it counts (options::fencing).
     bool fencing = false;
+    /// A node that refuses an attempt writes nothing (the lock's row,
+    /// `kind_rules::refusal_writes_nothing`), so an attempt that every node refused needs no
+    /// clean-up.
+    bool refusal_writes_nothing = false;
 };
 
 /// What came of an attempt's round.
@@ -69,6 +74,8 @@ struct attempt_result
     bool taken_by_other = false;
     /// At least one node answered that another owner holds the key.
     bool some_taken = false;
+    /// Every node answered, and each refused the attempt.
+    bool refused_everywhere = false;
     /// A node refused the attempt because of how the caller made the lock (a semaphore's
     /// permits that differ from its holders'): no attempt can succeed, whatever the others
     /// said.
@@ -90,6 +97,9 @@ class acquire_fsm
         /// From now on, a release of one of the keys may wake this acquire: it enters the
         /// client's line of waiters (and stays there until it completes).
         bool watch_releases = false;
+        /// For `clean_up`: the attempt set nothing on any node, so there is nothing to delete
+        /// and no round to send; the acquire goes on as after a clean-up.
+        bool nothing_set = false;
     };
 
     /// `queue`: the acquire's place in a queue (first come, first served), which decides

@@ -61,15 +61,15 @@ constexpr waiting queue = waiting::queue;
 
 }  // namespace
 
-// One row per kind. The last four columns: hands_off_in_client, release_wakes_own,
-// writer_intent, shared.
+// One row per kind. The last five columns: hands_off_in_client, release_wakes_own,
+// writer_intent, shared, refusal_writes_nothing.
 // clang-format off
-//                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared
-const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false};
-const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false};
-const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false};
-const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true};
-const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false};
+//                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared refusal_writes_nothing
+const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false, true};
+const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false, false};
+const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false, true};
+const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true,  true};
+const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false, true};
 // clang-format on
 
 }  // namespace redlock::detail

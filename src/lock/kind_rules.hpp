@@ -63,6 +63,11 @@ struct kind_rules
     bool writer_intent;
     /// Its holders hold together (`guard::shared`), so no fencing token orders them.
     bool shared;
+    /// A node that refuses an attempt writes nothing (no key, no entry), so an attempt that
+    /// every node refused is not cleaned up. Not so for a fair lock: its attempt commits the
+    /// waiter's entry, and its clean-up stamps the entry so that a release may hand it the key.
+    /// A writer's refused attempt may record its intent, which its clean-up would keep anyway.
+    bool refusal_writes_nothing;
 };
 
 /// A mutex over one or several keys (plain or reentrant, fenced or not).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// Reentrant locks (one owner holding a key several times) and multi-resource locks (several
-// keys at once, all or nothing), against five real redis-servers.
+// Reentrant locks (one owner holding a key several times), the clean-up after a failed attempt,
+// and multi-resource locks (several keys at once, all or nothing), against five real
+// redis-servers.
 
 #include "fixture.hpp"
 
@@ -157,6 +158,46 @@ BOOST_FIXTURE_TEST_CASE(a_failed_attempt_undoes_nothing_where_it_was_refused, fi
     }
     for (std::size_t i = 2; i < 5; ++i) {
         BOOST_TEST(hold_count(nodes, i, "shared", "another owner") == 1, "node " << i);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(clean_up)
+
+// A refused attempt set nothing, so the clean-up goes only where the attempt was not refused,
+// and an attempt that every node refused sends none at all.
+BOOST_FIXTURE_TEST_CASE(goes_only_where_the_attempt_was_not_refused, five_nodes)
+{
+    for (std::size_t i = 0; i < 5; ++i) {
+        redis_command(nodes[i].port(), {"SET", "everywhere", "another owner", "PX", "10000"});
+        if (i >= 2) {
+            redis_command(nodes[i].port(), {"SET", "most", "another owner", "PX", "10000"});
+        }
+        redis_command(nodes[i].port(), {"CONFIG", "RESETSTAT"});
+    }
+    redlock::client c(io.get_executor(), config());
+    auto everywhere = c.make_mutex("everywhere", {.expiry = 10s});
+    auto most = c.make_mutex("most", {.expiry = 10s});
+    run(io, [&]() -> asio::awaitable<int> {
+        auto [ec, g] = co_await everywhere.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec == redlock::error::taken);
+        auto [ec2, g2] = co_await most.async_try_acquire(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(ec2 == redlock::error::taken);
+        co_await c.async_shutdown();  // every clean-up sent has been answered
+        co_return 0;
+    }());
+    for (std::size_t i = 0; i < 5; ++i) {
+        BOOST_TEST_CONTEXT("node " << i)
+        {
+            const auto port = nodes[i].port();
+            BOOST_TEST(command_calls(port, "set") == 2);  // the two attempts
+            // The compare-and-delete: only for "most", where the attempt set its key.
+            BOOST_TEST(command_calls(port, "eval") + command_calls(port, "evalsha") ==
+                       (i < 2 ? 1 : 0));
+            BOOST_TEST(redis_command(port, {"GET", "everywhere"}) == "another owner");
+            BOOST_TEST(redis_command(port, {"EXISTS", "most"}) == (i < 2 ? "0" : "1"));
+        }
     }
 }
 

@@ -91,6 +91,38 @@ BOOST_AUTO_TEST_CASE(after_the_last_try_the_error_says_whether_another_owner_hol
     BOOST_TEST((last.ec == redlock::error::failed));
 }
 
+BOOST_AUTO_TEST_CASE(
+    an_attempt_that_every_node_refused_sends_no_clean_up_where_refusals_write_nothing)
+{
+    const attempt_result refused{
+        .taken_by_other = true, .some_taken = true, .refused_everywhere = true};
+    acquire_fsm fsm({.tries = 3, .refusal_writes_nothing = true});
+    fsm.start(false);
+    auto next = fsm.attempted(refused, false);
+    BOOST_TEST((next.step == step::clean_up));
+    BOOST_TEST(next.nothing_set);
+    // Goes on as after a clean-up: taken, so it listens for releases and retries.
+    next = fsm.cleaned_up(false, false);
+    BOOST_TEST((next.step == step::choose_delay));
+    BOOST_TEST(next.watch_releases);
+
+    // One node that did not answer may have set the key: the round is sent.
+    fsm.delay_chosen(1ms, t0);
+    fsm.paused(false);
+    BOOST_TEST(!fsm.attempted(taken, false).nothing_set);
+
+    // A kind whose refused attempt writes (a fair lock's entry) is always cleaned up.
+    acquire_fsm fair({.tries = 3});
+    fair.start(false);
+    BOOST_TEST(!fair.attempted(refused, false).nothing_set);
+
+    // Cancelled meanwhile: nothing to delete, and it aborts.
+    acquire_fsm cancelled({.tries = 3, .refusal_writes_nothing = true});
+    cancelled.start(false);
+    BOOST_TEST(cancelled.attempted(refused, true).nothing_set);
+    BOOST_TEST((cancelled.cleaned_up(false, true).ec == asio::error::operation_aborted));
+}
+
 BOOST_AUTO_TEST_CASE(a_cancelled_attempt_is_still_cleaned_up_then_aborts)
 {
     acquire_fsm fsm(rules(5));

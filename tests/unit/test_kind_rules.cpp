@@ -58,6 +58,11 @@ BOOST_AUTO_TEST_CASE(each_row_points_at_the_scripts_and_the_waiting_of_its_kind)
     BOOST_TEST((semaphore_kind.wakes == wake_rule::one_permit));
     BOOST_TEST(write_kind.writer_intent);
     BOOST_TEST(!read_kind.writer_intent);
+    // A refused attempt writes nothing, except a fair lock's, which commits its entry.
+    BOOST_TEST(!fair_kind.refusal_writes_nothing);
+    for (const kind_rules* row : {&mutex_kind, &semaphore_kind, &read_kind, &write_kind}) {
+        BOOST_TEST(row->refusal_writes_nothing, row->name);
+    }
     BOOST_TEST(mutex_kind.hands_off_in_client);
     BOOST_TEST(!fair_kind.hands_off_in_client);
     BOOST_TEST(semaphore_kind.release_wakes_own);
