@@ -1,32 +1,43 @@
 /* SPDX-License-Identifier: BSL-1.0
  *
- * The semaphore, as src/lock/semaphore_rules.* and the semaphore scripts of
- * src/protocol/script_table.cpp run it: a permit is an entry of its own on each node (the
- * holder's owner value with an expiry); a node grants one only while fewer than PERMITS live
- * entries are there (or the entry is already the client's); a client holds a permit once
- * QUORUM = floor(NODES * PERMITS / (PERMITS + 1)) + 1 nodes granted it within its validity
- * (counted from the attempt's start, less the drift allowance); a failed attempt is deleted on
- * every node; extend renews the entry where it is still live; release deletes it.
+ * The semaphore, as src/lock/acquire.cpp, src/lock/kind_rules.cpp (its quorum) and the
+ * semaphore scripts of src/protocol/script_table.cpp run it: a permit is an entry of its own on
+ * each node (the holder's owner value with an expiry on the node's clock); a node first drops
+ * the entries that expired, then grants a permit only while fewer than PERMITS live entries
+ * are there, or when the entry is already the client's (a retried request); a client holds a
+ * permit once QUORUM = floor(NODES * PERMITS / (PERMITS + 1)) + 1 nodes granted it within its
+ * validity (counted from the attempt's start, less the drift allowance); a failed attempt is
+ * deleted on every node; extend renews the entry only where it is still live; release deletes
+ * the client's own entry.
  *
  * Abstractions, as in mutex.pml: time is a discrete tick that every counter of remaining time
  * loses at once, and a node's clock may drop an entry up to DRIFT ticks early; each (client,
  * node) connection is a FIFO queue whose requests may wait any number of ticks, be lost, or run
  * with their reply lost (FAULTS in all), and a reply after the round was decided is ignored;
  * each script is one atomic step; a node may crash, losing its entries and queued requests,
- * and refuses requests for RESTART_DELAY ticks. The limit key (a client asking with another
- * limit is refused) is left out: every client here uses PERMITS.
+ * and refuses requests for RESTART_DELAY ticks. Owner values are one per client (one
+ * acquisition's attempts share one in the library, and one client's acquisitions follow each
+ * other on FIFO connections). The limit key (a client asking with another limit is refused)
+ * is left out: every client here uses PERMITS. Each client makes at most ATTEMPTS attempts.
  *
  * Properties: (1) never more than PERMITS clients believe they hold a permit within their
- * validity (asserted at every grant and extension); (2) a failed attempt or a release leaves
- * no entry of its owner behind once its requests have run, except where a delete was lost.
+ * validity (asserted at every grant and extension, the only steps that add a believer);
+ * (2) a failed attempt or a release leaves no entry of its owner behind once its requests have
+ * run, except where a delete was lost (monitor).
  *
  * Mutants (each must be refuted):
- *   MUTANT_MAJORITY        a majority per permit, as a mutex (below Q for PERMITS >= 2, N = 3)
- *   MUTANT_SMALL_QUORUM    a quorum one smaller than the library's
- *   MUTANT_RESTART_AT_ONCE a crashed node answers again at once, without its entries
- *   MUTANT_NO_CLEANUP      a failed attempt is not deleted
- *   MUTANT_LIMIT_PLUS_ONE  a node grants while its live entries are at most PERMITS
- *   MUTANT_NO_DRIFT, MUTANT_VALIDITY_FROM_REPLY, MUTANT_CLEANUP_GRANTED as in mutex.pml
+ *   MUTANT_MAJORITY         a majority per permit, as a mutex (below Q for PERMITS >= 2, N = 3)
+ *   MUTANT_SMALL_QUORUM     a quorum one smaller than the library's
+ *   MUTANT_RESTART_AT_ONCE  a crashed node answers again at once, without its entries
+ *   MUTANT_NO_CLEANUP       a failed attempt is not deleted
+ *   MUTANT_CLEANUP_GRANTED  the clean-up goes only to the nodes that said they granted
+ *   MUTANT_LIMIT_PLUS_ONE   a node grants while its live entries are at most PERMITS (one
+ *                           entry too few counted)
+ *   MUTANT_NO_DRIFT         the validity does not subtract the drift allowance
+ *   MUTANT_VALIDITY_FROM_REPLY the validity counts from the round's end, not its start
+ *   MUTANT_RELEASE_ANY      a delete where the client has no live entry frees another
+ *                           client's (as the decrement of a counting semaphore would)
+ *   MUTANT_EXTEND_EXPIRED   extend writes the entry back also where it expired
  */
 
 #ifndef NODES
@@ -52,12 +63,15 @@
 #else
 #define LIMIT PERMITS
 #endif
-/* The expiry and the largest early expiry of an entry on a node, in ticks. */
+/* The expiry and the largest early expiry of an entry on a node, in ticks. The default clocks
+   are exact: an entry and its holder's validity both end at the next tick. -DEXPIRY=2 -DDRIFT=1
+   (the mutex model's setting) lets a node drop an entry a tick early, and the client count on
+   a validity one tick shorter; with three clients that takes ten times the states. */
 #ifndef EXPIRY
-#define EXPIRY 2
+#define EXPIRY 1
 #endif
 #ifndef DRIFT
-#define DRIFT 1
+#define DRIFT 0
 #endif
 #ifdef MUTANT_NO_DRIFT
 #define ALLOWANCE 0
@@ -71,22 +85,22 @@
 #define RESTART_DELAY EXPIRY
 #endif
 #endif
-/* Faults in one run, at most: node crashes, lost requests and lost replies. The default keeps
-   the exhaustive search to seconds (under a million states); -DFAULTS=1 (6.8 million states)
-   adds one fault of any kind at any moment. */
+/* Faults in one run, at most: node crashes, lost requests and lost replies (-DFAULTS=1 adds
+   one fault of any kind at any moment). */
 #ifndef FAULTS
 #define FAULTS 0
 #endif
-
-/* Attempts in one run, by all clients together: enough for PERMITS + 1 holders by default
-   (11.6 million states); 0 for no bound, where depth-first search finds most mutants'
-   violations sooner. */
+/* Attempts of each client in one run: one each lets PERMITS + 1 clients all try at once, which
+   is what the quorum must withstand; 0 for no bound. */
 #ifndef ATTEMPTS
-#define ATTEMPTS (PERMITS + 1)
+#define ATTEMPTS 1
 #endif
-byte attempts;
-/* Extensions: off by default, which keeps the exhaustive search to seconds with three
-   clients; -DEXTEND=1 adds them. */
+byte att[CLIENTS];
+/* Symmetry: the clients are alike, and so are the nodes, so the model only explores the runs
+   in which client c + 1 makes its first attempt after client c, and node n + 1 runs its first
+   request (or loses it, or crashes) after node n: every run is one of these with the clients
+   and the nodes numbered in that order. */
+/* Extensions: off by default; -DEXTEND=1 adds them. */
 #ifndef EXTEND
 #define EXTEND 0
 #endif
@@ -109,6 +123,7 @@ chan q[CLIENTS * NODES] = [QCAP] of { mtype };
 /* Client c's entry on node n: the ticks left of its expiry, 0 when there is none. */
 byte ent[CLIENTS * NODES];
 byte down[NODES];
+bit touched[NODES];   /* the node ran, lost or dropped a request: see Symmetry */
 byte faults;
 
 /* Replies: 0 not awaited, else awaited, granted or refused. */
@@ -139,7 +154,8 @@ bit overdue[CLIENTS];
 #define HOLDS(d) (((d) < CLIENTS && BELIEVES(d)) -> 1 : 0)
 #define HOLDERS (HOLDS(0) + HOLDS(1) + HOLDS(2) + HOLDS(3) + HOLDS(4) + HOLDS(5))
 
-inline no_other_holder(c)
+/* (1), once client c counts among the believers. */
+inline at_most_permits()
 {
     assert(HOLDERS <= PERMITS)
 }
@@ -196,10 +212,11 @@ proctype client(byte c)
     byte n, ok, d;
     do
     :: d_step {
-        phase[c] == IDLE && (ATTEMPTS == 0 || attempts < ATTEMPTS) && ROOM(c, 2) ->
+        phase[c] == IDLE && (ATTEMPTS == 0 || att[c] < ATTEMPTS) && ROOM(c, 2) &&
+        (c == 0 || att[c - 1] > 0) ->
         if
-        :: ATTEMPTS > 0 -> attempts++
-        :: else
+        :: ATTEMPTS > 0 -> att[c]++
+        :: else -> att[c] = 1
         fi;
         valid[c] = EXPIRY - ALLOWANCE;   /* from the attempt's start */
         send_all(c, ACQ);
@@ -214,8 +231,8 @@ proctype client(byte c)
         count_replies(c);
         if
         :: ok >= QUORUM && valid[c] > 0 ->
-            no_other_holder(c);
             phase[c] = HOLD;
+            at_most_permits();
             clear_replies(c)
         :: else ->
             valid[c] = 0;
@@ -255,7 +272,8 @@ proctype client(byte c)
         if
         :: ok >= QUORUM && ext_valid[c] > 0 ->
             valid[c] = ext_valid[c];
-            no_other_holder(c)
+            phase[c] = HOLD;
+            at_most_permits()
         :: else   /* the old validity stands */
         fi;
         ext_valid[c] = 0;
@@ -286,11 +304,30 @@ inline serve(c, n)
             fi
         :: op == EXT ->
             if
+#ifdef MUTANT_EXTEND_EXPIRED
+            :: true -> ent[IDX(c, n)] = EXPIRY; answer = GRANTED
+#else
             :: ent[IDX(c, n)] > 0 -> ent[IDX(c, n)] = EXPIRY; answer = GRANTED
             :: else -> answer = REFUSED
+#endif
             fi
         :: op == DEL ->
+#ifdef MUTANT_RELEASE_ANY
+            /* without an entry of its own here, the first live one, whoever's */
+            if
+            :: ent[IDX(c, n)] > 0 -> drop_entry(c, n)
+            :: else ->
+                d = 0;
+                do
+                :: d < CLIENTS && ent[IDX(d, n)] > 0 -> drop_entry(d, n); break
+                :: d < CLIENTS && ent[IDX(d, n)] == 0 -> d++
+                :: d >= CLIENTS -> break
+                od;
+                d = 0
+            fi;
+#else
             drop_entry(c, n);
+#endif
             answer = GRANTED
         fi
     fi
@@ -302,10 +339,12 @@ inline serve(c, n)
 proctype link(byte c; byte n)
 {
     mtype op;
-    byte answer;
+    byte answer, d;
     do
     :: d_step {
-        q[IDX(c, n)]?op ->
+        len(q[IDX(c, n)]) > 0 && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
+        q[IDX(c, n)]?op;
         serve(c, n);
         if
         :: answer != 0 && CURRENT(c, n) -> reply[IDX(c, n)] = answer
@@ -315,7 +354,8 @@ proctype link(byte c; byte n)
         answer = 0
     }
     :: d_step {   /* the request runs, its reply is lost */
-        len(q[IDX(c, n)]) > 0 && faults < FAULTS ->
+        len(q[IDX(c, n)]) > 0 && faults < FAULTS && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         q[IDX(c, n)]?op;
         serve(c, n);
@@ -323,7 +363,8 @@ proctype link(byte c; byte n)
         answer = 0
     }
     :: d_step {   /* the request is lost */
-        len(q[IDX(c, n)]) > 0 && faults < FAULTS ->
+        len(q[IDX(c, n)]) > 0 && faults < FAULTS && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         q[IDX(c, n)]?op;
         if
@@ -335,22 +376,21 @@ proctype link(byte c; byte n)
     od
 }
 
-/* A node's own events: an entry dropped early by a fast clock, a crash. */
+/* A node's own events: an entry dropped early by a fast clock (any one of them), a crash. */
+#define EARLY(d, n) ((d) < CLIENTS && ent[IDX(d, n)] > 0 && ent[IDX(d, n)] <= DRIFT)
 proctype node(byte n)
 {
     byte c;
     do
-    :: d_step {   /* an entry dropped early by a fast clock */
-        c = 0;
-        do
-        :: c < CLIENTS && ent[IDX(c, n)] > 0 && ent[IDX(c, n)] <= DRIFT -> drop_entry(c, n); break
-        :: c < CLIENTS -> c++
-        :: c >= CLIENTS -> break
-        od;
-        c = 0
-    }
+    :: d_step { EARLY(0, n) -> drop_entry(0, n) }
+    :: d_step { EARLY(1, n) -> drop_entry(1, n) }
+    :: d_step { EARLY(2, n) -> drop_entry(2, n) }
+    :: d_step { EARLY(3, n) -> drop_entry(3, n) }
+    :: d_step { EARLY(4, n) -> drop_entry(4, n) }
+    :: d_step { EARLY(5, n) -> drop_entry(5, n) }
     :: d_step {
-        faults < FAULTS && down[n] == 0 ->
+        faults < FAULTS && down[n] == 0 && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         c = 0;
         do

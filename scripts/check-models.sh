@@ -36,6 +36,18 @@ RUNS=(
   "fencing.raise_lowers         fencing   violation -DMUTANT_RAISE_LOWERS -DATTEMPTS=3"
   "fencing.counter_from_zero    fencing   violation -DMUTANT_COUNTER_FROM_ZERO"
   "fencing.raise_from_zero      fencing   violation -DMUTANT_RAISE_FROM_ZERO -DATTEMPTS=3"
+  "semaphore                    semaphore verified"
+  "semaphore.one_permit         semaphore verified  -DPERMITS=1 -DEXPIRY=2 -DDRIFT=1 -DFAULTS=1"
+  "semaphore.majority           semaphore violation -DMUTANT_MAJORITY"
+  "semaphore.small_quorum       semaphore violation -DMUTANT_SMALL_QUORUM"
+  "semaphore.restart_at_once    semaphore violation -DMUTANT_RESTART_AT_ONCE -DPERMITS=1 -DFAULTS=1"
+  "semaphore.no_cleanup         semaphore violation -DMUTANT_NO_CLEANUP"
+  "semaphore.cleanup_granted    semaphore violation -DMUTANT_CLEANUP_GRANTED"
+  "semaphore.limit_plus_one     semaphore violation -DMUTANT_LIMIT_PLUS_ONE"
+  "semaphore.no_drift           semaphore violation -DMUTANT_NO_DRIFT -DPERMITS=1 -DEXPIRY=2 -DDRIFT=1"
+  "semaphore.validity_from_reply semaphore violation -DMUTANT_VALIDITY_FROM_REPLY"
+  "semaphore.release_any        semaphore violation -DMUTANT_RELEASE_ANY -DATTEMPTS=2"
+  "semaphore.extend_expired     semaphore violation -DMUTANT_EXTEND_EXPIRED -DPERMITS=1 -DEXPIRY=2 -DEXTEND=1"
 )
 
 install_spin() {
@@ -93,8 +105,8 @@ run_model() {
     verdict=error
   elif [ "$errors" -gt 0 ]; then
     verdict=violation
-  elif grep -q 'max search depth too small' "$log"; then
-    verdict=error   # the search was cut short: nothing was proven
+  elif grep -q 'max search depth too small\|Search not completed' "$log"; then
+    verdict=error   # the search was cut short (depth or memory): nothing was proven
   else
     verdict=verified
   fi
@@ -136,7 +148,7 @@ if [ $# -gt 0 ]; then
 fi
 
 failed=0
-printf '%-28s %12s %8s %9s  %s\n' name states depth seconds verdict
+printf '%-30s %12s %8s %9s  %s\n' name states depth seconds verdict
 for row in "${RUNS[@]}"; do
   read -r -a fields <<<"$row"
   name=${fields[0]} model=${fields[1]} expected=${fields[2]}
@@ -147,7 +159,7 @@ for row in "${RUNS[@]}"; do
     mark="  (expected $expected)"
     failed=1
   fi
-  printf '%-28s %12s %8s %9s  %s%s\n' "$name" "$states" "$depth" "$seconds" "$verdict" "$mark"
+  printf '%-30s %12s %8s %9s  %s%s\n' "$name" "$states" "$depth" "$seconds" "$verdict" "$mark"
   if [ -n "$mark" ]; then
     if [ "$verdict" = violation ]; then
       trail_summary "$model" "$name" ${macros[@]+"${macros[@]}"} | sed 's/^/    /'
