@@ -48,6 +48,18 @@ RUNS=(
   "semaphore.validity_from_reply semaphore violation -DMUTANT_VALIDITY_FROM_REPLY"
   "semaphore.release_any        semaphore violation -DMUTANT_RELEASE_ANY -DATTEMPTS=2"
   "semaphore.extend_expired     semaphore violation -DMUTANT_EXTEND_EXPIRED -DPERMITS=1 -DEXPIRY=2 -DEXTEND=1"
+  "rw                           rw        verified"
+  "rw.drift                     rw        verified  -DEXPIRY=2 -DDRIFT=1"
+  "rw.two_writers               rw        verified  -DWRITERS=2 -DATTEMPTS=1 -DTRIES=1"
+  "rw.small_quorum              rw        violation -DMUTANT_SMALL_QUORUM"
+  "rw.restart_at_once           rw        violation -DMUTANT_RESTART_AT_ONCE -DFAULTS=1"
+  "rw.no_drift                  rw        violation -DMUTANT_NO_DRIFT -DEXPIRY=2 -DDRIFT=1"
+  "rw.no_cleanup                rw        violation -DMUTANT_NO_CLEANUP"
+  "rw.reader_ignores_writer     rw        violation -DMUTANT_READER_IGNORES_WRITER"
+  "rw.reader_ignores_intent     rw        violation -DMUTANT_READER_IGNORES_INTENT"
+  "rw.writer_ignores_readers    rw        violation -DMUTANT_WRITER_IGNORES_READERS"
+  "rw.keep_intent               rw        violation -DMUTANT_KEEP_INTENT"
+  "rw.extend_expired            rw        violation -DMUTANT_EXTEND_EXPIRED -DEXPIRY=2 -DEXTEND=1"
 )
 
 install_spin() {
