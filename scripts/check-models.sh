@@ -69,6 +69,7 @@ RUNS=(
 # hash functions over 2^30 bits), which may miss states; its hash factor (bits per state
 # stored) says how likely: above 100, pan expects every state to have been reached.
 LARGE=(
+  "rw.nodes5                    rw        verified  -DNODES=5 -DATTEMPTS=1 -DBITSTATE"
 )
 
 install_spin() {
