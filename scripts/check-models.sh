@@ -10,6 +10,9 @@
 #       One run of models/NAME.pml with the given macros (model sizes such as -DNODES=5, mutants
 #       such as -DMUTANT_SMALL_QUORUM, or pan's own such as -DBITSTATE). Exits 0 when it verifies,
 #       1 when Spin finds a violation (printing the trail's summary), 2 on an error.
+#   scripts/check-models.sh --large
+#       Verifies the models at NODES=5 instead (the LARGE table below; minutes each, so not
+#       part of the default run). A bitstate run's line ends with pan's hash factor.
 #
 # Installs Debian's spin when it is missing (with sudo when not root).
 set -euo pipefail
@@ -40,6 +43,30 @@ RUNS=(
   "fencing.raise_lowers         fencing   violation -DMUTANT_RAISE_LOWERS -DATTEMPTS=3"
   "fencing.counter_from_zero    fencing   violation -DMUTANT_COUNTER_FROM_ZERO"
   "fencing.raise_from_zero      fencing   violation -DMUTANT_RAISE_FROM_ZERO -DATTEMPTS=3"
+  "semaphore                    semaphore verified"
+  "semaphore.one_permit         semaphore verified  -DPERMITS=1 -DEXPIRY=2 -DDRIFT=1 -DFAULTS=1"
+  "semaphore.majority           semaphore violation -DMUTANT_MAJORITY"
+  "semaphore.small_quorum       semaphore violation -DMUTANT_SMALL_QUORUM"
+  "semaphore.restart_at_once    semaphore violation -DMUTANT_RESTART_AT_ONCE -DPERMITS=1 -DFAULTS=1"
+  "semaphore.no_cleanup         semaphore violation -DMUTANT_NO_CLEANUP"
+  "semaphore.cleanup_granted    semaphore violation -DMUTANT_CLEANUP_GRANTED"
+  "semaphore.limit_plus_one     semaphore violation -DMUTANT_LIMIT_PLUS_ONE"
+  "semaphore.no_drift           semaphore violation -DMUTANT_NO_DRIFT -DPERMITS=1 -DEXPIRY=2 -DDRIFT=1"
+  "semaphore.validity_from_reply semaphore violation -DMUTANT_VALIDITY_FROM_REPLY"
+  "semaphore.release_any        semaphore violation -DMUTANT_RELEASE_ANY -DATTEMPTS=2"
+  "semaphore.extend_expired     semaphore violation -DMUTANT_EXTEND_EXPIRED -DPERMITS=1 -DEXPIRY=2 -DEXTEND=1"
+  "rw                           rw        verified"
+  "rw.drift                     rw        verified  -DEXPIRY=2 -DDRIFT=1"
+  "rw.two_writers               rw        verified  -DWRITERS=2 -DATTEMPTS=1 -DTRIES=1"
+  "rw.small_quorum              rw        violation -DMUTANT_SMALL_QUORUM"
+  "rw.restart_at_once           rw        violation -DMUTANT_RESTART_AT_ONCE -DFAULTS=1"
+  "rw.no_drift                  rw        violation -DMUTANT_NO_DRIFT -DEXPIRY=2 -DDRIFT=1"
+  "rw.no_cleanup                rw        violation -DMUTANT_NO_CLEANUP"
+  "rw.reader_ignores_writer     rw        violation -DMUTANT_READER_IGNORES_WRITER"
+  "rw.reader_ignores_intent     rw        violation -DMUTANT_READER_IGNORES_INTENT"
+  "rw.writer_ignores_readers    rw        violation -DMUTANT_WRITER_IGNORES_READERS"
+  "rw.keep_intent               rw        violation -DMUTANT_KEEP_INTENT"
+  "rw.extend_expired            rw        violation -DMUTANT_EXTEND_EXPIRED -DEXPIRY=2 -DEXTEND=1"
   "fair                         fair      verified"
   "fair.small_quorum            fair      violation -DMUTANT_SMALL_QUORUM -DFAULTS=1"
   "fair.no_stamp_check          fair      violation -DMUTANT_NO_STAMP_CHECK -DACQS=2 -DFAULTS=2"
@@ -49,6 +76,13 @@ RUNS=(
   "fair.pending_passes          fair      violation -DMUTANT_PENDING_PASSES"
   "fair.no_cleanup              fair      violation -DMUTANT_NO_CLEANUP"
   "fair.wait_forever            fair      violation -DMUTANT_WAIT_FOREVER -DFAULTS=1"
+)
+
+# The NODES=5 verifications of --large, in the same form. -DBITSTATE: bitstate hashing (two
+# hash functions over 2^30 bits), which may miss states; its hash factor (bits per state
+# stored) says how likely: above 100, pan expects every state to have been reached.
+LARGE=(
+  "rw.nodes5                    rw        verified  -DNODES=5 -DATTEMPTS=1 -DBITSTATE"
 )
 
 install_spin() {
@@ -68,7 +102,7 @@ trap 'rm -rf "$work"' EXIT
 run_model() {
   local model=$1 dir=$work/$2
   shift 2
-  states=- depth=- seconds=- verdict=error
+  states=- depth=- seconds=- verdict=error coverage=
   mkdir -p "$dir"
   if [ ! -f "models/$model.pml" ]; then
     echo "no model models/$model.pml" >"$dir/pan.log"
@@ -107,12 +141,15 @@ run_model() {
     verdict=error
   elif [ "$errors" -gt 0 ]; then
     verdict=violation
-  elif grep -q 'max search depth too small' "$log"; then
-    verdict=error   # the search was cut short: nothing was proven
+  elif grep -q 'max search depth too small\|Search not completed' "$log"; then
+    verdict=error   # the search was cut short (depth or memory): nothing was proven
   else
     verdict=verified
   fi
   [ -n "$seconds" ] || seconds=0
+  local factor
+  factor=$(sed -n 's/^hash factor: \([0-9.e+]*\).*/\1/p' "$log" | head -n1)
+  [ -z "$factor" ] || coverage="  (bitstate, hash factor $factor)"
 }
 
 # The trail's summary: what was violated and the steps' printf lines that led to it.
@@ -127,9 +164,14 @@ trail_summary() {
 
 install_spin
 
+rows=("${RUNS[@]}")
+if [ $# -eq 1 ] && [ "$1" = --large ]; then
+  rows=("${LARGE[@]}")
+  shift
+fi
 if [ $# -gt 0 ]; then
   if [ "$1" != --model ] || [ $# -lt 2 ]; then
-    echo "usage: $0 [--model NAME [-DMACRO[=VALUE]...]]" >&2
+    echo "usage: $0 [--large | --model NAME [-DMACRO[=VALUE]...]]" >&2
     exit 2
   fi
   model=$2
@@ -141,7 +183,8 @@ if [ $# -gt 0 ]; then
     esac
   done
   run_model "$model" one "$@"
-  printf '%s %s states, depth %s, %s s: %s\n' "$model $*" "$states" "$depth" "$seconds" "$verdict"
+  printf '%s %s states, depth %s, %s s: %s%s\n' "$model $*" "$states" "$depth" "$seconds" "$verdict" \
+    "$coverage"
   case $verdict in
     verified) exit 0 ;;
     violation) trail_summary "$model" one "$@"; exit 1 ;;
@@ -150,8 +193,8 @@ if [ $# -gt 0 ]; then
 fi
 
 failed=0
-printf '%-28s %12s %8s %9s  %s\n' name states depth seconds verdict
-for row in "${RUNS[@]}"; do
+printf '%-30s %12s %8s %9s  %s\n' name states depth seconds verdict
+for row in "${rows[@]}"; do
   read -r -a fields <<<"$row"
   name=${fields[0]} model=${fields[1]} expected=${fields[2]}
   macros=("${fields[@]:3}")
@@ -161,7 +204,8 @@ for row in "${RUNS[@]}"; do
     mark="  (expected $expected)"
     failed=1
   fi
-  printf '%-28s %12s %8s %9s  %s%s\n' "$name" "$states" "$depth" "$seconds" "$verdict" "$mark"
+  printf '%-30s %12s %8s %9s  %s%s%s\n' "$name" "$states" "$depth" "$seconds" "$verdict" "$coverage" \
+    "$mark"
   if [ -n "$mark" ]; then
     if [ "$verdict" = violation ]; then
       trail_summary "$model" "$name" ${macros[@]+"${macros[@]}"} | sed 's/^/    /'
