@@ -266,6 +266,23 @@ inline send_only(c, op)
     n = 0
 }
 
+/* The clean-up between attempts: not where the attempt was refused, which wrote nothing
+ * there but a writer's intent, which the clean-up keeps anyway. */
+inline send_unrefused(c, op)
+{
+    n = 0;
+    do
+    :: n < NODES ->
+        if
+        :: reply[IDX(c, n)] != REFUSED -> q[IDX(c, n)]!op
+        :: else
+        fi;
+        n++
+    :: n >= NODES -> break
+    od;
+    n = 0
+}
+
 proctype client(byte c)
 {
     byte n, ok;
@@ -311,7 +328,7 @@ proctype client(byte c)
 #ifndef MUTANT_NO_CLEANUP
             if
             :: IS_WRITER(c) && phase[c] == IDLE -> send_only(c, DELI)   /* gives up */
-            :: else -> send_only(c, DEL)
+            :: else -> send_unrefused(c, DEL)
             fi;
 #endif
             clear_replies(c)

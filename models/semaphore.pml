@@ -247,7 +247,11 @@ proctype client(byte c)
                 :: else
                 fi;
 #else
-                q[IDX(c, n)]!DEL;
+                /* Not where the attempt was refused: a full node wrote nothing. */
+                if
+                :: reply[IDX(c, n)] != REFUSED -> q[IDX(c, n)]!DEL
+                :: else
+                fi;
 #endif
                 n++
             :: n >= NODES -> break
