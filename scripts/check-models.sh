@@ -3,16 +3,17 @@
 # Model-checks the Promela models in models/ with Spin.
 #
 #   scripts/check-models.sh
-#       Verifies every model at its default sizes and refutes every mutant; prints one line per
-#       run (name, states stored, depth reached, seconds, verdict) and exits 0 only if every
-#       model verified and every mutant was refuted.
+#       Verifies every model at its default sizes and refutes every mutant, as many runs at once
+#       as there are cores; prints one line per run, in the table's order (name, states stored,
+#       depth reached, seconds, verdict) and exits 0 only if every model verified and every
+#       mutant was refuted.
 #   scripts/check-models.sh --model NAME [-DMACRO[=VALUE]...]
 #       One run of models/NAME.pml with the given macros (model sizes such as -DNODES=5, mutants
 #       such as -DMUTANT_SMALL_QUORUM, or pan's own such as -DBITSTATE). Exits 0 when it verifies,
 #       1 when Spin finds a violation (printing the trail's summary), 2 on an error.
 #   scripts/check-models.sh --large
-#       Verifies the models at NODES=5 instead (the LARGE table below; minutes each, so not
-#       part of the default run). A bitstate run's line ends with pan's hash factor.
+#       Verifies the models at NODES=5 instead (the LARGE table below: those that finish within
+#       5 minutes; not part of the default run). A bitstate run's line ends with pan's hash factor.
 #
 # Installs Debian's spin when it is missing (with sudo when not root).
 set -euo pipefail
