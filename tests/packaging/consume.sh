@@ -96,8 +96,9 @@ case $way in
     # `redlock::redlock` that the consumer links.
     logged configure cmake -S "$consumer_source" -B "$work/build" -DREDLOCK_CONSUME="$way" \
       -DREDLOCK_SOURCE_DIR="$source_dir" "${cmake_args[@]}"
-    grep -q 'redlock' "$work/build/CMakeFiles/consumer.dir/build.make" ||
-      fail "the consumer's build does not depend on redlock"
+    # The consumer's link step depends on the library that the subdirectory builds.
+    grep -q '^consumer: redlock/libredlock\.' "$work/build/CMakeFiles/consumer.dir/build.make" ||
+      fail "the consumer's build does not link redlock/libredlock"
     echo "consumed through $way: generated (FetchContent builds and runs the same)"
     exit 0
     ;;
