@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -636,6 +638,48 @@ std::string cluster_problem(const server_list& nodes, slot_owners* agreed = null
     return {};
 }
 
+// Each node's config epoch as the server on `port` knows it, from CLUSTER NODES: lines of
+// "<id> <address> <flags> <master> <ping-sent> <pong-received> <config-epoch> ...".
+std::map<std::string, std::string> config_epochs(std::uint16_t port)
+{
+    std::map<std::string, std::string> epochs;
+    std::istringstream lines(redis_command(port, {"CLUSTER", "NODES"}));
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream fields(line);
+        std::string id, address, flags, master, ping, pong, epoch;
+        if (fields >> id >> address >> flags >> master >> ping >> pong >> epoch)
+            epochs[id] = epoch;
+    }
+    return epochs;
+}
+
+// "" once every running server knows the same config epoch for every node; otherwise who
+// disagrees. A target that takes a slot without a vote gets a new epoch only if it knows the
+// largest one: with a stale view it may keep an epoch below the old owner's, and gossip the
+// old owner sent before it let go then gives the slot back to it on some nodes.
+std::string config_epoch_problem(const server_list& nodes)
+{
+    std::optional<std::map<std::string, std::string>> first;
+    std::size_t first_index = 0;
+    try {
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (!answers(*nodes[i]))
+                continue;
+            auto epochs = config_epochs(nodes[i]->port());
+            if (!first) {
+                first = std::move(epochs);
+                first_index = i;
+            } else if (epochs != *first) {
+                return describe(nodes, i) + " knows other config epochs than " +
+                       describe(nodes, first_index);
+            }
+        }
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
 // Polls `problem` until it returns "" (then returns "") or `limit` passes (then returns the
 // last problem).
 std::string settle(const std::function<std::string()>& problem, std::chrono::milliseconds limit)
@@ -922,6 +966,9 @@ void cluster_deployment::finish_slot_migration(std::uint16_t slot, std::size_t t
 {
     const auto s = std::to_string(slot);
     const auto owner = (*this)[to].port();
+    if (auto problem = settle([&] { return config_epoch_problem(nodes_); }, cluster_settle_timeout);
+        !problem.empty())
+        throw std::runtime_error("cluster_deployment::finish_slot_migration: " + problem);
     // The target first: it leaves IMPORTING, takes a new config epoch and broadcasts it, so
     // nodes told nothing directly (replicas) learn the new owner too.
     expect_ok(owner, {"CLUSTER", "SETSLOT", s, "NODE", node_id(to)});

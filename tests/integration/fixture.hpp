@@ -16,6 +16,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -49,7 +50,8 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 /// Runs `op` on `io` until it completes or `limit` passes; a hang fails the test instead of
-/// blocking the suite. Rethrows the coroutine's exception.
+/// blocking the suite, and so does an exception out of the coroutine (Boost.Test would name
+/// only the function that threw, not the test case).
 template <class T>
 T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds limit = 30s)
 {
@@ -68,7 +70,11 @@ T run(asio::io_context& io, asio::awaitable<T> op, std::chrono::milliseconds lim
     }
     BOOST_REQUIRE_MESSAGE(done, "operation did not complete within " << limit.count() << " ms");
     if (error) {
-        std::rethrow_exception(error);
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            BOOST_FAIL("the operation threw: " << e.what());
+        }
     }
     return std::move(*result);
 }

@@ -69,6 +69,21 @@ asio::awaitable<redlock::guard> woken_by_release(redlock::guard held, redlock::m
     co_return std::move(their_guard);
 }
 
+// Acquires with `m`, failing the test with the per-node report when it cannot.
+asio::awaitable<redlock::guard> acquired(redlock::mutex m, const char* what)
+{
+    auto [ec, g] = co_await try_get(std::move(m));
+    BOOST_TEST_REQUIRE(!ec, what << ": " << ec.message() << "\n" << g.last_report().to_string());
+    co_return std::move(g);
+}
+
+// Releases `g`, failing the test with the per-node report when the release is refused.
+asio::awaitable<void> released(redlock::guard& g, const char* what)
+{
+    auto [ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(!ec, what << ": " << ec.message() << "\n" << g.last_report().to_string());
+}
+
 BOOST_AUTO_TEST_SUITE(cluster)
 
 BOOST_AUTO_TEST_CASE(locks_land_on_the_master_of_their_slot_on_every_master)
@@ -265,19 +280,19 @@ BOOST_AUTO_TEST_CASE(scripts_reach_masters_that_never_ran_them_through_moved_and
     auto b_mutex = c.make_mutex(on_b, {.expiry = 10s});
     run(io, [&]() -> asio::awaitable<int> {
         {
-            redlock::guard g = co_await m.acquire();
-            co_await g.release();
+            redlock::guard g = co_await acquired(m, "first");
+            co_await released(g, "g");
         }
         // The release script's EVAL reaches b only to be redirected (MOVED) back to a.
         move(a, b);
-        redlock::guard held = co_await m.acquire();
+        redlock::guard held = co_await acquired(m, "held");
         move(b, a);
-        co_await held.release();
+        co_await released(held, "held");
         // Half moved to b: the release goes to b behind ASKING, as EVAL again.
-        redlock::guard g = co_await m.acquire();
+        redlock::guard g = co_await acquired(m, "g");
         d.begin_slot_migration(slot, a, b);
         d.migrate_keys(slot, a, b);
-        co_await g.release();
+        co_await released(g, "g");
         BOOST_TEST(redis_command(d[b].port(),
                                  {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) == "0");
         d.finish_slot_migration(slot, b);
@@ -285,13 +300,13 @@ BOOST_AUTO_TEST_CASE(scripts_reach_masters_that_never_ran_them_through_moved_and
         move(b, a);
 
         // b runs the release script, then forgets it: the EVALSHA behind ASKING meets NOSCRIPT.
-        redlock::guard other = co_await b_mutex.acquire();
-        co_await other.release();
+        redlock::guard other = co_await acquired(b_mutex, "b");
+        co_await released(other, "other");
         BOOST_TEST_REQUIRE(redis_command(d[b].port(), {"SCRIPT", "FLUSH"}) == "OK");
-        redlock::guard last = co_await m.acquire();
+        redlock::guard last = co_await acquired(m, "last");
         d.begin_slot_migration(slot, a, b);
         d.migrate_keys(slot, a, b);
-        co_await last.release();
+        co_await released(last, "last");
         BOOST_TEST(redis_command(d[b].port(),
                                  {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) == "0");
         d.finish_slot_migration(slot, b);
