@@ -6,6 +6,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/initiation.hpp>
+#include <redlock/election.hpp>
 #include <redlock/inspect.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
@@ -90,6 +91,16 @@ class client
     rw_mutex make_rw_mutex(std::string name, options opts);
     /// `make_rw_mutex(name, options{})`.
     rw_mutex make_rw_mutex(std::string name);
+
+    /// An election on the lock named `name` with `opts` (a mutex's). For an election
+    /// `fair`, `fencing` and `auto_extend` are on whether set or not, and `tries` is ignored:
+    /// a campaign waits until it leads, is cancelled, or `opts.wait` (if set) passes. Throws
+    /// `boost::system::system_error` with `error::invalid_argument` and a message naming the
+    /// field for what an election cannot take (`reentrant`, a fixed `value`,
+    /// `auto_extend_limit`) and as `make_mutex` does. No I/O.
+    election make_election(std::string name, options opts);
+    /// `make_election(name, options{})`.
+    election make_election(std::string name);
 
     /// Reads what each node holds under the lock named `key` (the Redis key
     /// `config::key_prefix` + `key`), in one round trip per node (a read-only script):

@@ -6,11 +6,13 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/election.hpp>
 #include <redlock/error.hpp>
 #include <redlock/fence.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/inspect.hpp>
+#include <redlock/leader.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
 #include <redlock/node_error.hpp>

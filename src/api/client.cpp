@@ -9,6 +9,7 @@
 #include "core/spawn.hpp"
 #include "core/strand.hpp"
 #include "lock/client_impl.hpp"
+#include "lock/election_rules.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
 #include "protocol/key_space.hpp"
@@ -178,6 +179,20 @@ rw_mutex client::make_rw_mutex(std::string name, options opts)
     auto writers = lock_state_of(impl_, names, detail::write_kind, 1, opts);
     auto readers = lock_state_of(impl_, names, detail::read_kind, 1, std::move(opts));
     return rw_mutex(std::move(writers), std::move(readers));
+}
+
+election client::make_election(std::string name, options opts)
+{
+    std::vector<std::string> names;
+    names.push_back(std::move(name));
+    auto m = lock_state_of(impl_, std::move(names), detail::election_kind, 1,
+                           detail::election_options(std::move(opts)));
+    return detail::access::make<election>(std::move(m));
+}
+
+election client::make_election(std::string name)
+{
+    return make_election(std::move(name), options{});
 }
 
 rw_mutex client::make_rw_mutex(std::string name)

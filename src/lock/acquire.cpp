@@ -7,6 +7,7 @@
 #include <redlock/mutex.hpp>
 
 #include "core/spawn.hpp"
+#include "lock/acquire.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"
 #include "lock/fair_queue_fsm.hpp"
@@ -173,8 +174,6 @@ std::string owner_value_for(const mutex_state& m)
         return {};
     }
 }
-
-using guard_result = std::tuple<error_code, guard>;
 
 // One acquire: the I/O of each step its acquire_fsm decides, and what came of it. Every
 // attempt goes to all nodes with a per-node timeout; the lock is held once a quorum accepted
@@ -540,6 +539,8 @@ acquire_fsm::action acquisition::handed_over()
     return follow(fsm_.handed_over(clock::now() < until_, cancelled()));
 }
 
+}  // namespace
+
 asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool single_attempt)
 {
     // As accept_cancellation() (spawn.hpp), inline, to save the frame of a nested coroutine.
@@ -599,8 +600,6 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
         }
     }
 }
-
-}  // namespace
 
 void initiate_acquire(std::shared_ptr<mutex_state> m, bool single_attempt, guard_handler h)
 {

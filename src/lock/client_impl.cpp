@@ -4,6 +4,7 @@
 #include "core/strand.hpp"
 #include "lock/owner_value.hpp"
 #include "node/linked_node.hpp"
+#include "protocol/election_requests.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -22,9 +23,15 @@ client_impl::client_impl(const boost::asio::any_io_executor& ex, redlock::config
                              [](const node& n) { return !n.cluster_seeds.empty(); });
     channel_tag = random_channel_tag();
     for (const node& n : cfg.nodes) {
-        const auto wake_waiters = [w = waiters, index = connections.size()](
+        // A message on a key's channels: an election's announcement for its observers, else
+        // a release for the waiters.
+        const auto wake_waiters = [w = waiters, o = observers, index = connections.size()](
                                       std::string_view key, std::string_view value) {
-            w->released(key, value, index);
+            if (is_leader_announcement(value)) {
+                o->announced(key);
+            } else {
+                w->released(key, value, index);
+            }
         };
         linked_node linked =
             make_linked_node(strand, n, settings, wake_waiters, cfg.key_prefix, in_cluster);

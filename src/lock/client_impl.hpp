@@ -5,6 +5,7 @@
 
 #include <redlock/config.hpp>
 
+#include "lock/leader_watches.hpp"
 #include "lock/waiters.hpp"
 #include "node/connection.hpp"
 #include "node/subscriber.hpp"
@@ -34,6 +35,8 @@ class client_impl
     std::vector<std::shared_ptr<node_link>> connections;
     /// The acquires waiting to retry, by key (wake-ups and hand-offs); on the strand.
     std::shared_ptr<waiter_queue> waiters = std::make_shared<waiter_queue>();
+    /// The observers of elections waiting for an announcement; on the strand.
+    std::shared_ptr<leader_watches> observers = std::make_shared<leader_watches>();
     /// Wake-ups, one source per node (a pub/sub connection, or one per master of a cluster);
     /// they connect only when needed.
     std::vector<std::shared_ptr<wake_ups>> subscribers;

@@ -3,6 +3,7 @@
 
 #include "lock/kind_rules.hpp"
 
+#include "lock/election_rules.hpp"
 #include "lock/fair_rules.hpp"
 #include "lock/rw_rules.hpp"
 #include "lock/semaphore_rules.hpp"
@@ -42,6 +43,11 @@ std::string fair_refusal(const options& opts, std::size_t keys, std::ptrdiff_t)
     return fair_problem(opts, keys);
 }
 
+std::string election_refusal(const options& opts, std::size_t, std::ptrdiff_t)
+{
+    return election_problem(opts);
+}
+
 std::string semaphore_refusal(const options& opts, std::size_t, std::ptrdiff_t permits)
 {
     return semaphore_problem(opts, permits);
@@ -67,6 +73,7 @@ constexpr waiting queue = waiting::queue;
 //                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared refusal_writes_nothing
 const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false, true};
 const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false, false};
+const kind_rules election_kind  {"election",  &election_scripts,  majority,      held_by_other, election_refusal,  one_owner,  queue, false, false, false, false, false};
 const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false, true};
 const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true,  true};
 const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false, true};

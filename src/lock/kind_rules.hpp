@@ -33,7 +33,7 @@ enum class waiting : std::uint8_t {
 /// own (`mutex_state::rules`).
 struct kind_rules
 {
-    /// What the kind is called: "mutex", "fair", "read", "write" or "semaphore".
+    /// What the kind is called: "mutex", "fair", "read", "write", "semaphore" or "election".
     std::string_view name;
     /// Its commands, and how each node's replies to them read.
     const kind_scripts* scripts;
@@ -74,6 +74,8 @@ struct kind_rules
 extern const kind_rules mutex_kind;
 /// A fair mutex (`options::fair`): one key, granted in the order of the queue.
 extern const kind_rules fair_kind;
+/// An election: a fair, fenced mutex whose holder publishes a value (election_rules.hpp).
+extern const kind_rules election_kind;
 /// A semaphore: up to `permits` holders at once.
 extern const kind_rules semaphore_kind;
 /// A read-write lock's reader, and its writer.

@@ -9,6 +9,7 @@ namespace {
 constexpr std::string_view fence_infix = "redlock:fence:";
 constexpr std::string_view release_infix = "redlock:released:";
 constexpr std::string_view limit_infix = "redlock:limit:";
+constexpr std::string_view leader_infix = "redlock:leader:";
 constexpr std::string_view queue_infixes[] = {
     "redlock:queue:", "redlock:queue-expiry:", "redlock:queue-state:", "redlock:ticket:"};
 
@@ -57,6 +58,11 @@ std::string fence_key(std::string_view prefix, std::string_view key, bool in_key
 std::string limit_key(std::string_view prefix, std::string_view key, bool in_key_slot)
 {
     return beside(prefix, limit_infix, key, in_key_slot);
+}
+
+std::string leader_key(std::string_view prefix, std::string_view key, bool in_key_slot)
+{
+    return beside(prefix, leader_infix, key, in_key_slot);
 }
 
 std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,

@@ -54,6 +54,15 @@ std::string queue_key(std::string_view prefix, std::string_view key, queue_part 
 /// whose waiter it names, not every client that waits.
 std::string fair_channel_suffix(std::string_view channel_tag);
 
+/// The hash beside an election's lock key `key` in which its leader publishes its value:
+/// {owner, term, version, value}. Named and placed as `fence_key` names counters:
+/// prefix + "redlock:leader:" + N.
+std::string leader_key(std::string_view prefix, std::string_view key, bool in_key_slot = false);
+
+/// What an election's release channel is followed by to carry its announcements: a leader's
+/// publication and its resignation ('/' and a word that no channel tag is: tags are hex).
+inline constexpr std::string_view leader_channel_suffix = "/leader";
+
 /// The channel a release of lock key `key` is announced on. With `in_key_slot` it hashes to
 /// `key`'s cluster slot, named as `fence_key` names counters (sharded pub/sub needs that).
 std::string release_channel(std::string_view prefix, std::string_view key,

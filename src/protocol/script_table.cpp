@@ -467,6 +467,67 @@ constexpr std::string_view fair_acquire =
 constexpr std::string_view fair_release =
     joined<server_now, queue_drop_expired, fair_states, fair_release_body>::text;
 
+// ---- elections: a fair lock, and beside its key a hash {owner, term, version, value} ----
+
+// A fair release (KEYS[1..5], ARGV[1..7] as fair_release), then, if the hash KEYS[6] is the
+// caller's, the hash goes too and, announcing, ARGV[8] (the election's channel) hears 'l:'.
+// The fair release is a function here: its early returns end only it.
+constexpr std::string_view election_release_head = R"lua(
+local function release()
+)lua";
+constexpr std::string_view election_release_tail = R"lua(
+end
+local answer = release()
+if redis.call('HGET', KEYS[6], 'owner') == ARGV[1] then
+  redis.call('DEL', KEYS[6])
+  if ARGV[8] then redis.call(ARGV[6], ARGV[8], 'l:') end
+end
+return answer
+)lua";
+
+// As plain_check_extend for the one key KEYS[1]; an extension also keeps the hash KEYS[2] for
+// as long as the key when it is the caller's, so that the published value lives as long as
+// the leadership.
+constexpr std::string_view election_check_extend = R"lua(
+local v = redis.call('GET', KEYS[1])
+local answer = v == ARGV[1] and 1 or (v and -1 or 0)
+if ARGV[2] and (answer == 1 or (answer == 0 and ARGV[3] == '1')) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if redis.call('HGET', KEYS[2], 'owner') == ARGV[1] then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+  answer = 1
+end
+return answer
+)lua";
+
+// Where the key KEYS[1] holds the caller's value ARGV[1], publishes ARGV[4] as its value in
+// the hash KEYS[2] with its term ARGV[2] and version ARGV[3] (the caller's own clock: a later
+// publication of one leader has a larger one), for as long as the key lives, and announces it
+// (ARGV[5] the publish command, ARGV[6] the channel). Answers as plain_check_extend.
+constexpr std::string_view election_proclaim = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then return v and -1 or 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'term', ARGV[2], 'version', ARGV[3], 'value', ARGV[4])
+redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
+redis.call(ARGV[5], ARGV[6], 'l:' .. ARGV[2])
+return 1
+)lua";
+
+// Who leads, as this node sees it: {ttl} when nobody does (no hash, or the key no longer
+// holds the hash's owner: the leader resigned, lapsed or has not published yet), else {ttl,
+// owner, term, version, value}; ttl is the key's PTTL.
+constexpr std::string_view election_read = R"lua(
+local ttl = redis.call('PTTL', KEYS[1])
+local owner = redis.call('HGET', KEYS[2], 'owner')
+if not owner or redis.call('GET', KEYS[1]) ~= owner then return {ttl} end
+local h = redis.call('HMGET', KEYS[2], 'term', 'version', 'value')
+return {ttl, owner, h[1], h[2], h[3]}
+)lua";
+
+constexpr std::string_view election_release =
+    joined<server_now, queue_drop_expired, fair_states, election_release_head, fair_release_body,
+           election_release_tail>::text;
+
 // ---- inspection ----
 
 // TYPE answers a status reply, which a script sees as {ok = name}. The third element names
@@ -563,6 +624,10 @@ constexpr std::array<row, script_count> rows{{
     {script_id::fair_join, "fair_join", 5, fair_join},
     {script_id::fair_acquire, "fair_acquire", any_keys, fair_acquire},
     {script_id::fair_release, "fair_release", 5, fair_release},
+    {script_id::election_release, "election_release", 6, election_release},
+    {script_id::election_check_extend, "election_check_extend", 2, election_check_extend},
+    {script_id::election_proclaim, "election_proclaim", 2, election_proclaim},
+    {script_id::election_read, "election_read", 2, election_read},
     {script_id::inspect, "inspect", any_keys, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},
 }};

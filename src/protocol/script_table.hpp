@@ -54,6 +54,14 @@ enum class script_id : std::uint8_t {
     fair_join,
     fair_acquire,
     fair_release,
+    /// Elections: a fair lock whose holder publishes a value in a hash beside the key
+    /// (`leader_key`): the release that also clears the hash and announces it, the extend
+    /// that keeps the hash as long as the key, the leader's publication, and the read of who
+    /// leads.
+    election_release,
+    election_check_extend,
+    election_proclaim,
+    election_read,
     /// client::async_inspect: one key's type, TTL and contents, read-only.
     inspect,
     /// fenced_store: a read or write admitted by its fencing token.

@@ -304,10 +304,38 @@ std::string fair_key_problem(const lock_shape& lock, const std::string& key)
            "slot: name it without '}', or give it a hash tag";
 }
 
+// ---- An election: a fair lock whose leader publishes a value in a hash beside its key. ----
+
+// A fair release whose hash of the leader goes too, announced on the election's channel.
+request election_release(const lock_shape& lock, std::string_view value, bool announce)
+{
+    std::vector<std::string> keys = fair_keys(lock);
+    keys.push_back(leader_key(lock.prefix, keys.front(), lock.in_cluster));
+    std::vector<std::string> more = announcing_if(lock, announce);
+    if (announce) {
+        more.push_back(more.back() + std::string(leader_channel_suffix));
+    }
+    return {script_command(script_id::election_release, keys, {value, "1", "", "", ""}, more),
+            read_script_reply};
+}
+
+// A mutex's extend of the key that keeps the leader's hash as long.
+request election_extend(const lock_shape& lock, std::string_view value,
+                        std::chrono::milliseconds expiry, bool recreate)
+{
+    const std::string& key = lock.keys.front();
+    return {script_command(script_id::election_check_extend,
+                           {key, leader_key(lock.prefix, key, lock.in_cluster)},
+                           {value, std::to_string(expiry.count()), recreate ? "1" : "0"}),
+            read_script_reply};
+}
+
 }  // namespace
 
 // One set of builders per kind, a row each. A fair lock's key is a plain mutex's key (fair
-// locks are neither reentrant nor multi-key), so its extend and check are a mutex's.
+// locks are neither reentrant nor multi-key), so its extend and check are a mutex's. An
+// election's helper keys (its queue's parts and its leader's hash) are named alike: a fair
+// lock's check of them is its check.
 // clang-format off
 //                                   acquire            clean_up            release            extend            check            join       helper_key_problem
 const kind_scripts mutex_scripts    {mutex_acquire,     mutex_clean_up,     mutex_release,     mutex_extend,     mutex_check,     nullptr,   nullptr};
@@ -315,6 +343,7 @@ const kind_scripts semaphore_scripts{semaphore_acquire, semaphore_clean_up, sema
 const kind_scripts reader_scripts   {reader::acquire,   reader::clean_up,   reader::release,   reader::extend,   reader::check,   nullptr,   nullptr};
 const kind_scripts writer_scripts   {writer::acquire,   writer::clean_up,   writer::release,   writer::extend,   writer::check,   nullptr,   nullptr};
 const kind_scripts fair_scripts     {fair_acquire,      fair_clean_up,      fair_release,      mutex_extend,     mutex_check,     fair_join, fair_key_problem};
+const kind_scripts election_scripts {fair_acquire,      fair_clean_up,      election_release,  election_extend,  mutex_check,     fair_join, fair_key_problem};
 // clang-format on
 
 std::string cluster_key_problem(lock_shape lock)

@@ -112,6 +112,9 @@ extern const kind_scripts reader_scripts;
 extern const kind_scripts writer_scripts;
 /// A fair mutex: one owner, granted to waiters in the order of their tickets (one key).
 extern const kind_scripts fair_scripts;
+/// An election: a fair mutex whose holder publishes a value beside the key
+/// (election_requests.hpp), which its release and its extensions take along.
+extern const kind_scripts election_scripts;
 
 /// What a lock is made of.
 struct lock_shape

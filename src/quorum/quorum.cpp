@@ -44,6 +44,7 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
               .replicas = r.replicas,
               .replies_with_token = r.replies_with_token},
           background(std::move(r.background)),
+          kept(r.kept_replies),
           outcomes(nodes),
           fsm(nodes, r.quorum, r.rule, r.deadline, background != nullptr),
           started(clock::now()),
@@ -66,6 +67,9 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         if (!fsm.handed_over()) {
             outcomes[i].latency = since_start(clock::now());
             status = read_result(outcomes[i], std::move(r), how);
+            if (kept != nullptr && status == node_status::ok) {
+                (*kept)[i] = std::move(r.reply);
+            }
         }
         if (fsm.answered(i, status)) {
             wake.cancel();
@@ -140,6 +144,8 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
     // `how.value` is read only until the caller has the outcomes (see `round::value`).
     reply_reading how;
     std::shared_ptr<background_work> background;
+    // Replies kept for the caller (`round::kept_replies`), until it has the outcomes.
+    std::vector<resp::reply>* kept;
     std::vector<node_outcome> outcomes;
     round_fsm fsm;
     clock::time_point started;
@@ -229,6 +235,9 @@ asio::awaitable<std::vector<node_outcome>> run_round(
     write_hold hold = std::move(r.ends_hold);
     const std::vector<bool> skip = std::move(r.skip);
     const std::string_view skip_detail = r.skip_detail;
+    if (r.kept_replies != nullptr) {
+        r.kept_replies->assign(nodes.size(), resp::reply{});
+    }
     auto st = std::make_shared<round_state>(ex, std::move(r), nodes.size());
     submit_all(st, nodes, shuffle, skip, skip_detail);
     hold.end();

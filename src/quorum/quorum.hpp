@@ -50,6 +50,10 @@ struct round
     /// `missing`, with `skip_detail`.
     std::vector<bool> skip{};
     std::string_view skip_detail{};
+    /// For a read of data (who leads an election): where each node's reply that read as ok
+    /// is kept, at the node's index (sized by `run_round`). Only replies that arrive while the
+    /// round is awaited are kept, so it must outlive that await.
+    std::vector<resp::reply>* kept_replies = nullptr;
     /// Where the requests still pending when the round completes go on (see `run_round`);
     /// null: they are given up.
     std::shared_ptr<background_work> background{};

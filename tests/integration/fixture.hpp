@@ -245,6 +245,14 @@ inline std::vector<std::string> tls_only(const test_certificates& certs, std::ui
             "--tls-auth-clients", "no"};
 }
 
+/// Lets `d` pass on the coroutine's executor (what a test waits out on purpose: a lock's
+/// expiry, the time in which something must not happen).
+inline asio::awaitable<void> pause_for(std::chrono::milliseconds d)
+{
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
 inline std::chrono::milliseconds since(steady::time_point t)
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t);

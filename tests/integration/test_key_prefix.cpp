@@ -29,12 +29,6 @@ std::string subscribers_of(std::uint16_t port, const std::string& channel)
     return redis_command(port, {"PUBSUB", "NUMSUB", channel});
 }
 
-asio::awaitable<void> pause_for(std::chrono::milliseconds d)
-{
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
-
 BOOST_AUTO_TEST_SUITE(key_prefix)
 
 // The fixture's nodes, with a check that no key is left on any of them.

@@ -14,12 +14,6 @@ long evalsha_calls(std::uint16_t port)
     return command_calls(port, "evalsha");
 }
 
-asio::awaitable<void> pause_for(std::chrono::milliseconds d)
-{
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
-
 // Until `clients` clients have subscribed to `channel` on every node. The servers tell of no
 // such event, so this asks them every few milliseconds (bounded by the test's time limit).
 asio::awaitable<void> until_subscribed(const redis_cluster& nodes, const std::string& channel,

@@ -88,12 +88,6 @@ struct pending_acquire
     }
 };
 
-asio::awaitable<void> pause_for(std::chrono::milliseconds d)
-{
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
-
 // Readers share; a writer waits for them, keeping new readers out meanwhile, and gets the lock
 // at once when the last reader leaves (its retry delay is 20 s); then it is alone.
 void readers_share_and_a_waiting_writer_comes_next(const std::vector<std::string>& urls,

@@ -18,6 +18,13 @@ struct access
     {
         return T(std::move(state));
     }
+    /// The lock state of guard `g` (null when it holds none): for operations of the lock it
+    /// came from that take a guard (`election::async_proclaim`).
+    template <class Guard>
+    static auto lock_of(const Guard& g) noexcept
+    {
+        return g.state_;
+    }
 };
 
 }  // namespace redlock::detail
