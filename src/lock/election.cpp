@@ -208,17 +208,12 @@ std::chrono::milliseconds next_look(const mutex_state& m, const leader_view& v)
     return refresh;
 }
 
-// The leader last seen comes behind a pointer: g++ 12 frees a coroutine's parameter of type
-// std::optional<leader> that it never owned.
-asio::awaitable<leader_result> observe_op(
-    std::shared_ptr<mutex_state> m, std::shared_ptr<const std::optional<redlock::leader>> seen)
+asio::awaitable<leader_result> observe_op(std::shared_ptr<mutex_state> m,
+                                          std::optional<redlock::leader> last_seen)
 {
-    const std::optional<redlock::leader>& last_seen = *seen;
     auto cs = co_await accept_cancellation();
     observation watch(m);
     leader_watcher& w = watch.watcher();
-    // Assigned, not declared, in the loop: g++ 12 mishandles a local initialized by a
-    // co_await in a loop's body.
     leader_view v;
     error_code ec;
     for (;;) {
@@ -275,8 +270,7 @@ void initiate_observe(std::shared_ptr<mutex_state> m, std::optional<redlock::lea
                       leader_handler h)
 {
     auto c = m->client;
-    auto seen = std::make_shared<const std::optional<redlock::leader>>(std::move(last_seen));
-    spawn_operation(c->strand, c->executor, observe_op(std::move(m), std::move(seen)),
+    spawn_operation(c->strand, c->executor, observe_op(std::move(m), std::move(last_seen)),
                     std::move(h));
 }
 
