@@ -77,7 +77,7 @@ struct arguments
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
         "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
-        "                       degraded-contended,held,cluster,rw,semaphore,fair\n"
+        "                       degraded-contended,held,cluster,rw,semaphore,fair,election\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
@@ -207,10 +207,10 @@ arguments parse(int argc, char** argv)
             return out;
         };
         if (flag == "--scenario") {
-            for (const auto& s :
-                 one_of(flag, value,
-                        {"all", "server", "uncontended", "degraded", "contended",
-                         "degraded-contended", "held", "cluster", "rw", "semaphore", "fair"})) {
+            for (const auto& s : one_of(
+                     flag, value,
+                     {"all", "server", "uncontended", "degraded", "contended", "degraded-contended",
+                      "held", "cluster", "rw", "semaphore", "fair", "election"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--duration") {
@@ -281,8 +281,9 @@ arguments parse(int argc, char** argv)
         }
     }
     if (a.scenarios.empty() || a.scenarios.count("all")) {
-        a.scenarios = {"server", "uncontended", "degraded", "contended", "degraded-contended",
-                       "held",   "cluster",     "rw",       "semaphore", "fair"};
+        a.scenarios = {"server",  "uncontended", "degraded", "contended", "degraded-contended",
+                       "held",    "cluster",     "rw",       "semaphore", "fair",
+                       "election"};
     }
     if (a.readers + a.writers == 0) {
         usage("--readers and --writers: the read-write lock needs a worker");
@@ -430,6 +431,10 @@ int main(int argc, char** argv)
         }
         if (a.scenarios.count("fair")) {
             bench::run_fair(rs, a.fair_workers, hold);
+        }
+        if (a.scenarios.count("election")) {
+            // A crash costs about an expiry: a short one keeps the scenario to seconds.
+            bench::run_election(rs, 3, std::chrono::milliseconds(2000));
         }
         bench::result(bench::json().add("scenario", "meta_end").add("loadavg", loadavg()));
         if (bench::failures() > 0) {

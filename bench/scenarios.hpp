@@ -131,6 +131,11 @@ void run_semaphore(const run_settings& rs, int permits, int workers,
 /// lock first).
 void run_fair(const run_settings& rs, int workers, std::chrono::milliseconds hold);
 
+/// (election) How long leadership stays vacant, the median of `rounds`: from a leader's
+/// resignation to its queued successor's grant, and from a leader's crash (its process stops
+/// running) to a successor's grant, with locks of `expiry`.
+void run_election(const run_settings& rs, int rounds, std::chrono::milliseconds expiry);
+
 /// Whether the library has a watchdog (options::auto_extend).
 bool library_has_watchdog();
 

@@ -8,6 +8,7 @@
 #include <redlock/detail/initiation.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/leader.hpp>
+#include <redlock/mutex.hpp>
 #include <redlock/options.hpp>
 #include <redlock/report.hpp>
 
@@ -49,13 +50,13 @@ class election
     using executor_type = boost::asio::any_io_executor;
     /// The executor of the client that made it: where completions without an executor of
     /// their own run.
-    executor_type get_executor() const noexcept;
+    executor_type get_executor() const noexcept { return lock_.get_executor(); }
     /// The election's name as given to `make_election`.
-    const std::string& name() const noexcept;
+    const std::string& name() const noexcept { return lock_.name(); }
     /// The options in use: those given, with `fair`, `fencing` and `auto_extend` on.
-    const redlock::options& options() const noexcept;
+    const redlock::options& options() const noexcept { return lock_.options(); }
     /// The per-node outcomes of the last campaign attempt that completed. Thread-safe.
-    report last_report() const;
+    report last_report() const { return lock_.last_report(); }
 
     /// Campaigns with `value` (any bytes, at most 64 KiB) until this candidate leads, in the
     /// order candidates began to campaign (the fair queue), then publishes `value` as the
@@ -74,10 +75,10 @@ class election
     auto async_campaign(std::string value, CompletionToken&& token = {})
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-            [](auto handler, const std::shared_ptr<detail::mutex_state>& s, std::string v) {
-                detail::initiate_campaign(s, std::move(v), std::move(handler));
+            [](auto handler, const std::shared_ptr<detail::mutex_state>& s, const std::string& v) {
+                detail::initiate_campaign(s, v, std::move(handler));
             },
-            token, state_, std::move(value));
+            token, state(), std::move(value));
     }
     /// `async_campaign(value, deferred)`: `co_await e.campaign(value)`.
     auto campaign(std::string value)
@@ -97,10 +98,9 @@ class election
     {
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
             [](auto handler, const std::shared_ptr<detail::mutex_state>& s,
-               const std::shared_ptr<detail::lock_state>& l, std::string v) {
-                detail::initiate_proclaim(s, l, std::move(v), std::move(handler));
-            },
-            token, state_, detail::access::lock_of(g), std::move(value));
+               const std::shared_ptr<detail::lock_state>& l,
+               const std::string& v) { detail::initiate_proclaim(s, l, v, std::move(handler)); },
+            token, state(), detail::access::state_of(g), std::move(value));
     }
     /// `async_proclaim(g, value, deferred)`.
     auto proclaim(const guard& g, std::string value)
@@ -121,7 +121,7 @@ class election
             [](auto handler, const std::shared_ptr<detail::mutex_state>& s) {
                 detail::initiate_leader(s, std::move(handler));
             },
-            token, state_);
+            token, state());
     }
     /// `async_leader(deferred)`.
     auto leader() { return async_leader(boost::asio::deferred); }
@@ -141,10 +141,10 @@ class election
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code,
                                                                  std::optional<redlock::leader>)>(
             [](auto handler, const std::shared_ptr<detail::mutex_state>& s,
-               std::optional<redlock::leader> seen) {
-                detail::initiate_observe(s, std::move(seen), std::move(handler));
+               const std::optional<redlock::leader>& seen) {
+                detail::initiate_observe(s, seen, std::move(handler));
             },
-            token, state_, std::move(last_seen));
+            token, state(), std::move(last_seen));
     }
     /// `async_observe(last_seen, deferred)`.
     auto observe(std::optional<redlock::leader> last_seen)
@@ -155,11 +155,16 @@ class election
   private:
     friend struct detail::access;
     explicit election(std::shared_ptr<detail::mutex_state> state) noexcept
-        : state_(std::move(state))
+        : lock_(detail::access::make<mutex>(std::move(state)))
     {
     }
+    const std::shared_ptr<detail::mutex_state>& state() const noexcept
+    {
+        return detail::access::state_of(lock_);
+    }
 
-    std::shared_ptr<detail::mutex_state> state_;
+    /// The fair mutex that leaders hold.
+    mutex lock_;
 };
 
 }  // namespace redlock

@@ -87,7 +87,7 @@ asio::awaitable<guard_result> campaign_op(std::shared_ptr<mutex_state> m, std::s
     if (ec) {
         co_return guard_result{ec, std::move(g)};
     }
-    const auto l = access::lock_of(g);
+    const auto l = access::state_of(g);
     if (const error_code published = co_await publish(l, value)) {
         // A leader nobody can read is no use: it resigns (its guard keeps the report).
         co_await g.async_release(asio::as_tuple(use_awaitable));

@@ -56,6 +56,7 @@ leader_view leader_named_by(std::vector<const leader_entry*> same, std::size_t q
     leader_view v{.answered = true, .who = redlock::leader{(*latest)->value, (*latest)->term}};
     // The leader is named by a quorum until the quorum-th longest life among them runs out.
     std::vector<std::chrono::milliseconds> lives;
+    lives.reserve(same.size());
     for (const leader_entry* e : same) {
         lives.push_back(e->left.value_or(std::chrono::milliseconds{0}));
     }

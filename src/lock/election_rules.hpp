@@ -19,7 +19,7 @@ namespace redlock::detail {
 
 /// The largest value a leader may publish: a hash field on every node, copied to every
 /// reader of the leader.
-inline constexpr std::size_t max_published_value = 64 * 1024;
+inline constexpr std::size_t max_published_value = std::size_t{64} * 1024;
 
 /// Why an election cannot be made with `opts`, empty when it can: a fixed owner value (each
 /// term needs its own), reentrant holds, an extension limit (the leadership lasts until it is

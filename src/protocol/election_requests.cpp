@@ -79,7 +79,8 @@ std::optional<leader_entry> leader_on(const resp::reply& r)
 
 bool is_leader_announcement(std::string_view message)
 {
-    return message.starts_with("l:");
+    // A message's kind is its first character and ':', as fair_message.hpp's are.
+    return message.size() >= 2 && message[0] == 'l' && message[1] == ':';
 }
 
 node_status read_leader_reply(const resp::reply& r, std::string_view, node_failure& why)

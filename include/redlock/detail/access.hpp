@@ -18,12 +18,12 @@ struct access
     {
         return T(std::move(state));
     }
-    /// The lock state of guard `g` (null when it holds none): for operations of the lock it
-    /// came from that take a guard (`election::async_proclaim`).
-    template <class Guard>
-    static auto lock_of(const Guard& g) noexcept
+    /// The state behind `t` (a mutex's, or a guard's lock, null when it holds none): for the
+    /// types made of others (an election is a mutex), and operations that take a guard.
+    template <class T>
+    static const auto& state_of(const T& t) noexcept
     {
-        return g.state_;
+        return t.state_;
     }
 };
 
