@@ -292,23 +292,11 @@ lock_kind lock_of(std::optional<lock_kind> chosen, bool fair)
 // What the options choose beyond run_args' own fields, until every option is read.
 struct run_choices
 {
-    std::vector<std::string> node_lists;
-    redlock::tls_settings tls;
-    std::optional<std::string> key_prefix;
+    node_choices nodes;
     std::optional<lock_kind> kind;
     bool fair = false;
     bool have_key = false;
 };
-
-// --nodes, --tls-* and --key-prefix: the nodes, and how to reach them.
-bool node_option(arg_scanner& args, run_choices& c)
-{
-    if (auto v = args.value_option("--nodes")) {
-        c.node_lists.push_back(*v);
-        return true;
-    }
-    return tls_option(args, c.tls) || key_prefix_option(args, c.key_prefix);
-}
 
 // --key, -s, -x, --permits and --fair: the lock's name and kind.
 bool lock_option(arg_scanner& args, run_args& a, run_choices& c)
@@ -334,8 +322,51 @@ bool lock_option(arg_scanner& args, run_args& a, run_choices& c)
     return true;
 }
 
-// --expiry, --wait, -n and -E: how long the lock is held and waited for, and the exit status
-// when another owner holds it.
+}  // namespace
+
+bool node_option(arg_scanner& args, node_choices& c)
+{
+    if (auto v = args.value_option("--nodes")) {
+        c.node_lists.push_back(*v);
+        return true;
+    }
+    return tls_option(args, c.tls) || key_prefix_option(args, c.key_prefix);
+}
+
+void apply_node_choices(run_args& a, const node_choices& c)
+{
+    a.nodes = nodes_from(c.node_lists);
+    a.nodes.tls = c.tls;
+    check_tls(a.nodes);
+    apply_key_prefix(a.nodes, c.key_prefix);
+}
+
+bool command_option(arg_scanner& args, run_args& a)
+{
+    if (auto v = args.value_option("--signal")) {
+        a.stop_signal = parse_signal("--signal", *v);
+    } else if (auto k = args.value_option("--kill-after")) {
+        a.kill_after = parse_duration("--kill-after", *k);
+    } else if (args.flag("--process-group")) {
+        a.process_group = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool output_option(arg_scanner& args, run_args& a)
+{
+    if (args.flag("--quiet", "-q")) {
+        a.quiet = true;
+    } else if (args.flag("--verbose", "-v")) {
+        a.verbose = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool timing_option(arg_scanner& args, run_args& a)
 {
     if (auto v = args.value_option("--expiry")) {
@@ -359,28 +390,6 @@ bool timing_option(arg_scanner& args, run_args& a)
     return true;
 }
 
-// --signal, --kill-after, --process-group, -q and -v: how the command is stopped, and what
-// the run prints.
-bool command_option(arg_scanner& args, run_args& a)
-{
-    if (auto v = args.value_option("--signal")) {
-        a.stop_signal = parse_signal("--signal", *v);
-    } else if (auto k = args.value_option("--kill-after")) {
-        a.kill_after = parse_duration("--kill-after", *k);
-    } else if (args.flag("--process-group")) {
-        a.process_group = true;
-    } else if (args.flag("--quiet", "-q")) {
-        a.quiet = true;
-    } else if (args.flag("--verbose", "-v")) {
-        a.verbose = true;
-    } else {
-        return false;
-    }
-    return true;
-}
-
-// At the first argument that no option took: consumes "--", or throws usage_error for an
-// unknown option. The command follows.
 void end_options(arg_scanner& args)
 {
     if (args.peek() == "--") {
@@ -390,8 +399,6 @@ void end_options(arg_scanner& args)
     }
 }
 
-// The library's check of the expiry and the wait, its message naming the options instead of
-// the fields.
 void check_lock_options(const run_args& a)
 {
     redlock::options opts;
@@ -410,14 +417,13 @@ void check_lock_options(const run_args& a)
     throw usage_error(problem);
 }
 
+namespace {
+
 // Completes `a` from the choices, and checks what only the whole command line can tell.
 void finish_run_args(run_args& a, const run_choices& c)
 {
     a.kind = lock_of(c.kind, c.fair);
-    a.nodes = nodes_from(c.node_lists);
-    a.nodes.tls = c.tls;
-    check_tls(a.nodes);
-    apply_key_prefix(a.nodes, c.key_prefix);
+    apply_node_choices(a, c.nodes);
     if (!c.have_key) {
         throw usage_error("--key is required: the name of the lock");
     }
@@ -442,8 +448,8 @@ run_args parse_run_args(int argc, char** argv, int first)
             a.help = true;
             return a;
         }
-        if (!node_option(args, c) && !lock_option(args, a, c) && !timing_option(args, a) &&
-            !command_option(args, a)) {
+        if (!node_option(args, c.nodes) && !lock_option(args, a, c) && !timing_option(args, a) &&
+            !command_option(args, a) && !output_option(args, a)) {
             end_options(args);
             break;
         }

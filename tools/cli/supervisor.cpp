@@ -159,17 +159,6 @@ int exit_code(int status)
     return 1;
 }
 
-// Busy is a lock held elsewhere (on a quorum, or on enough nodes to split the vote); anything
-// else is the nodes' fault, and a script must be able to tell the two apart. Decided on the
-// nodes' statuses, never on their texts.
-bool nodes_at_fault(error_code ec, const redlock::report& r)
-{
-    if (ec == redlock::error::misconfigured) {
-        return true;
-    }
-    return ec == redlock::error::failed && (r.count(redlock::node_status::taken) == 0 || outage(r));
-}
-
 // The nodes' answers to an inspection, as a report for outage() and the messages: a node that
 // read the key is ok; one that did not has timed out or failed, with its cause.
 redlock::report probe_report(const std::vector<redlock::key_state>& states)
@@ -381,6 +370,17 @@ bool outage(const redlock::report& r)
     const std::size_t answered =
         r.count(node_status::ok) + r.count(node_status::taken) + r.count(node_status::missing);
     return answered < r.nodes.size() / 2 + 1;
+}
+
+// Busy is a lock held elsewhere (on a quorum, or on enough nodes to split the vote); anything
+// else is the nodes' fault, and a script must be able to tell the two apart. Decided on the
+// nodes' statuses, never on their texts.
+bool nodes_at_fault(error_code ec, const redlock::report& r)
+{
+    if (ec == redlock::error::misconfigured) {
+        return true;
+    }
+    return ec == redlock::error::failed && (r.count(redlock::node_status::taken) == 0 || outage(r));
 }
 
 int failure_status(error_code ec, const redlock::report& r, const run_args& a)

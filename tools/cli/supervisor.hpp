@@ -99,6 +99,10 @@ wait_result from_acquire(acquired x);
 /// the nodes answered about the key at all.
 bool outage(const redlock::report& r);
 
+/// Whether the nodes, not another owner, made the wait fail with `ec`: too many
+/// misconfigured, no majority answering, or none of them finding the lock held.
+bool nodes_at_fault(boost::system::error_code ec, const redlock::report& r);
+
 /// The exit status of a wait that failed with `ec`, explained by `r`: usage_exit for an
 /// invalid_argument (the command line disagrees with the lock's other users),
 /// nodes_unavailable when the nodes are at fault, else the conflict status.
