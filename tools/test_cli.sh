@@ -927,6 +927,17 @@ has "$work/ecnb.err" "did not lead 't-elect2' \(after [0-9]+ ms\): another candi
   "the message says another candidate leads"
 rl ecw elect -w 0.3 -E 75 --nodes "$nodes" t-elect2 third -- touch "$work/never"
 expect_status 75 "elect -w 0.3 -E 75 while another candidate leads" ecw
+"$bin" elect --nodes "$nodes" t-elect2 third -- touch "$work/never" >"$work/ecint.out" \
+  2>"$work/ecint.err" &
+ecint=$!
+background+=("$ecint")
+wait_queued t-elect2 3
+kill -TERM "$ecint"
+wait_exit "$ecint"
+expect_status 143 "a waiting candidate interrupted by SIGTERM" ecint
+has "$work/ecint.err" "interrupted by SIGTERM while campaigning for 't-elect2'" "the message says so"
+wait_queued t-elect2 2
+pass "the interrupted candidate left the queue"
 if [ "$(published 0 t-elect2 value)" = first ] && [ ! -e "$work/ec2.pid" ]; then
   pass "the first candidate leads, the second waits"
 else

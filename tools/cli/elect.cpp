@@ -296,9 +296,9 @@ asio::awaitable<int> lead(std::shared_ptr<session> s, redlock::guard& g,
 void say_leading(const session& s, const redlock::guard& g)
 {
     const run_args& a = s.a;
-    say("leading " + quoted(a.key) + " in term " + std::to_string(g.fencing_token()) + " on " +
-        std::to_string(g.last_report().count(redlock::node_status::ok)) + " of " +
-        std::to_string(a.nodes.nodes.size()) + " node(s); extending it every " +
+    say("leading " + quoted(a.key) + " in term " + std::to_string(g.fencing_token()) +
+        ", published on " + std::to_string(g.last_report().count(redlock::node_status::ok)) +
+        " of " + std::to_string(a.nodes.nodes.size()) + " node(s); extending it every " +
         format_duration(a.expiry / 3) +
         (a.command.empty() ? " until SIGINT or SIGTERM" : " while " + s.command() + " runs"));
 }
