@@ -303,6 +303,7 @@ usage_case "^redlock elect: NAME must not be empty" elect --nodes "$nodes" "" v 
 usage_case "^redlock elect: --nodes is required" elect t-e v -- true
 usage_case "^redlock elect: --listen takes NAME alone" elect -l --nodes "$nodes" t-e v
 usage_case "^redlock elect: --listen takes NAME alone" elect --nodes "$nodes" t-e --listen -- true
+usage_case "^redlock elect: NAME must not be empty" elect --nodes "$nodes" --listen=
 usage_case "^redlock elect: --listen and -w exclude each other" elect -l -w 5 --nodes "$nodes" t-e
 usage_case "^redlock elect: --listen and --expiry exclude each other" elect --expiry=5s -l --nodes "$nodes" t-e
 usage_case "^redlock elect: unknown option '--fair'" elect --nodes "$nodes" --fair t-e v -- true
@@ -892,7 +893,8 @@ done
 echo "== elect: a leader runs its command with its term, then resigns"
 # The published leader of election $2 on node $1: a hash {owner, term, version, value}.
 published() { redis-cli -p "${REDIS_NODE_PORTS[$1]}" hget "redlock:leader:$2" "$3" | tr -d '\r'; }
-rl el1 elect --nodes "$nodes" t-elect alpha -- sh -c \
+# A REDLOCK_TERM of redlock's own environment is replaced by the leader's term.
+REDLOCK_TERM=stale rl el1 elect --nodes "$nodes" t-elect alpha -- sh -c \
   'echo "$REDLOCK_TERM"; redis-cli -p "$1" hmget "redlock:leader:t-elect" term value' \
   sh "${REDIS_NODE_PORTS[0]}"
 expect_status 0 "elect NAME PROPOSAL -- COMMAND" el1
@@ -971,6 +973,25 @@ has "$work/elost.done" "^TERM$" "the command got SIGTERM"
 has "$work/elost.err" "leadership of 't-elect-lost' lost while 'sh' ran; sending SIGTERM" \
   "the message says the leadership was lost"
 
+# wait_published NAME VALUE: until node 0 names VALUE as the leader of NAME.
+wait_published() {
+  local deadline=$(($(now_ms) + 10000))
+  until [ "$(published 0 "$1" value)" = "$2" ]; do
+    (($(now_ms) < deadline)) || die "node 0 does not name '$2' the leader of '$1'"
+    sleep 0.02
+  done
+}
+"$bin" elect --nodes "$nodes" --expiry 1s t-elect-lost2 solo >"$work/elost2.out" \
+  2>"$work/elost2.err" &
+elost2=$!
+background+=("$elost2")
+wait_published t-elect-lost2 solo
+redis-cli -p "${REDIS_NODE_PORTS[0]}" del t-elect-lost2 >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[1]}" del t-elect-lost2 >/dev/null
+wait_exit "$elost2" 10
+expect_status 3 "elect without a command exits 3 when its leadership is lost" elost2
+has "$work/elost2.err" "leadership of 't-elect-lost2' lost$" "the message says the leadership was lost"
+
 echo "== elect -l: the leader at once, then each change"
 # wait_last_line FILE REGEX: until the last line of FILE matches.
 wait_last_line() {
@@ -980,7 +1001,7 @@ wait_last_line() {
     sleep 0.02
   done
 }
-"$bin" elect -l --nodes "$nodes" t-elect3 >"$work/listen.out" 2>"$work/listen.err" &
+"$bin" elect --nodes "$nodes" --listen=t-elect3 >"$work/listen.out" 2>"$work/listen.err" &
 listener=$!
 background+=("$listener")
 wait_last_line "$work/listen.out" '^-$'

@@ -67,6 +67,26 @@ bool campaign_option(arg_scanner& args, elect_args& e, elect_choices& c)
     return true;
 }
 
+// -l and --listen: a flag before or after NAME, or with NAME attached (--listen=NAME, -lNAME).
+bool listen_option(arg_scanner& args, elect_args& e, elect_choices& c)
+{
+    const std::string_view next = args.peek();
+    std::string_view attached;
+    if (next.starts_with("--listen=")) {
+        attached = next.substr(std::string_view("--listen=").size());
+    } else if (next.starts_with("-l") && next != "-l") {
+        attached = next.substr(2);
+    } else if (next != "-l" && next != "--listen") {
+        return false;
+    }
+    args.take();
+    e.listen = true;
+    if (!attached.empty() || next.ends_with('=')) {
+        c.positionals.emplace_back(attached);
+    }
+    return true;
+}
+
 // Options, NAME and PROPOSAL in any order, up to "--" or a third argument that is no option:
 // the command's start.
 void scan(arg_scanner& args, elect_args& e, elect_choices& c)
@@ -76,12 +96,8 @@ void scan(arg_scanner& args, elect_args& e, elect_choices& c)
             e.help = true;
             return;
         }
-        if (args.flag("--listen", "-l")) {
-            e.listen = true;
-            continue;
-        }
-        if (node_option(args, c.nodes) || campaign_option(args, e, c) ||
-            output_option(args, e.run)) {
+        if (listen_option(args, e, c) || node_option(args, c.nodes) ||
+            campaign_option(args, e, c) || output_option(args, e.run)) {
             continue;
         }
         const std::string_view next = args.peek();
