@@ -172,10 +172,13 @@ std::string leader_line(const std::optional<redlock::leader>& who)
 asio::awaitable<leader_seen> current_leader(redlock::election e)
 {
     asio::steady_timer pause(co_await asio::this_coro::executor);
+    // Assigned, not declared, in the loop: g++ 12 mishandles some locals initialized by a
+    // co_await in a loop's body (src/lock/election.cpp meets it with this very type).
+    leader_seen seen;
     while (true) {
-        auto [ec, who] = co_await e.async_leader(asio::as_tuple(asio::use_awaitable));
-        if (ec != redlock::error::failed) {
-            co_return leader_seen{ec, std::move(who)};
+        seen = co_await e.async_leader(asio::as_tuple(asio::use_awaitable));
+        if (std::get<0>(seen) != redlock::error::failed) {
+            co_return seen;
         }
         pause.expires_after(ask_again);
         co_await pause.async_wait(asio::use_awaitable);
