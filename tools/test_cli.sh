@@ -171,9 +171,9 @@ hold='echo $$ >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05;
 # The same, but on SIGTERM it writes "TERM" to $3 and exits 143.
 hold_term='trap "echo TERM >\"\$3\"; exit 143" TERM; echo $$ >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done'
 
-# start_holder NAME REDLOCK-ARGS... -- SCRIPT: starts `redlock run ARGS -- sh -c SCRIPT sh
-# NAME.pid NAME.release NAME.done` in the background and waits until the command runs.
-start_holder() {
+# start_redlock NAME REDLOCK-ARGS... -- SCRIPT: starts `redlock ARGS -- sh -c SCRIPT sh NAME.pid
+# NAME.release NAME.done` in the background (its pid in $holder), without waiting for it.
+start_redlock() {
   local name=$1
   shift
   local args=()
@@ -183,15 +183,23 @@ start_holder() {
   done
   local script=$2
   release_files+=("$work/$name.release")
-  "$bin" run "${args[@]}" -- sh -c "$script" sh "$work/$name.pid" "$work/$name.release" \
+  "$bin" "${args[@]}" -- sh -c "$script" sh "$work/$name.pid" "$work/$name.release" \
     "$work/$name.done" >"$work/$name.out" 2>"$work/$name.err" &
   holder=$!
   background+=("$holder")
+}
+
+# start_holder NAME REDLOCK-ARGS... -- SCRIPT: starts `redlock run ARGS -- sh -c SCRIPT sh
+# NAME.pid NAME.release NAME.done` in the background and waits until the command runs.
+start_holder() {
+  local name=$1
+  shift
+  start_redlock "$name" run "$@"
   wait_file "$work/$name.pid"
 }
 
 echo "== help"
-for cmd in "" run status; do
+for cmd in "" run elect status; do
   name="redlock ${cmd:+$cmd }--help"
   status=0
   # shellcheck disable=SC2086  # "" must vanish
@@ -212,13 +220,15 @@ for cmd in "" run status; do
     done <"$work/help.out"
   fi
 done
-status=0
-"$bin" help run >"$work/help2.out" || status=$?
-if "$bin" run --help | cmp -s - "$work/help2.out" && [ $status = 0 ]; then
-  pass "redlock help run"
-else
-  fail "redlock help run differs from redlock run --help"
-fi
+for cmd in run elect; do
+  status=0
+  "$bin" help $cmd >"$work/help2.out" || status=$?
+  if "$bin" $cmd --help | cmp -s - "$work/help2.out" && [ $status = 0 ]; then
+    pass "redlock help $cmd"
+  else
+    fail "redlock help $cmd differs from redlock $cmd --help"
+  fi
+done
 
 redis_nodes_start 3
 nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
@@ -234,7 +244,9 @@ usage_case() {
   lines=$(wc -l <"$work/usage.err")
   if [ "$status" = 64 ] && [ "$lines" = 1 ] && [ ! -s "$work/usage.out" ] &&
     grep -Eq -- "$pattern" "$work/usage.err" && ! grep -q s3cret "$work/usage.err"; then
-    pass "redlock $* -> 64: $(cat "$work/usage.err")"
+    local shown="$*"
+    ((${#shown} <= 200)) || shown="${shown:0:200}..."
+    pass "redlock $shown -> 64: $(cat "$work/usage.err")"
   else
     fail "redlock $*: expected exit 64 and one line matching /$pattern/, got exit $status:"
     sed 's/^/    /' "$work/usage.err" >&2
@@ -285,6 +297,22 @@ usage_case "^redlock run: --fair and --shared exclude each other: a fair lock ha
 usage_case "^redlock run: --fair and --permits exclude each other: a fair lock has one holder at a time \(see" \
   run --nodes "$nodes" -k k --permits 2 --fair -- true
 usage_case "--fair takes no value" run --nodes "$nodes" -k k --fair=1 -- true
+usage_case "^redlock elect: no NAME given" elect --nodes "$nodes"
+usage_case "^redlock elect: no PROPOSAL given" elect --nodes "$nodes" t-e -- true
+usage_case "^redlock elect: NAME must not be empty" elect --nodes "$nodes" "" v -- true
+usage_case "^redlock elect: --nodes is required" elect t-e v -- true
+usage_case "^redlock elect: --listen takes NAME alone" elect -l --nodes "$nodes" t-e v
+usage_case "^redlock elect: --listen takes NAME alone" elect --nodes "$nodes" t-e --listen -- true
+usage_case "^redlock elect: NAME must not be empty" elect --nodes "$nodes" --listen=
+usage_case "^redlock elect: --listen and -w exclude each other" elect -l -w 5 --nodes "$nodes" t-e
+usage_case "^redlock elect: --listen and --expiry exclude each other" elect --expiry=5s -l --nodes "$nodes" t-e
+usage_case "^redlock elect: unknown option '--fair'" elect --nodes "$nodes" --fair t-e v -- true
+usage_case "^redlock elect: unknown option '-k'" elect --nodes "$nodes" -k t-e v -- true
+usage_case "^redlock elect: unknown option '--bogus'" elect --nodes "$nodes" t-e v --bogus
+usage_case "^redlock elect: PROPOSAL is 65537 bytes long: a leader publishes at most 65536" \
+  elect --nodes "$nodes" t-e "$(head -c 65537 /dev/zero | tr '\0' x)" -- true
+usage_case "^redlock elect: --wait: .*'soon'" elect --nodes "$nodes" -w soon t-e v -- true
+usage_case "^redlock: no help on 'frob': the commands are run, elect and status" help frob
 [ -e "$work/never" ] && fail "a usage error ran the command"
 
 echo "== run: the command's exit status"
@@ -861,6 +889,190 @@ for case in "1 redis://127.0.0.1:$dead_port" "3 $outage_nodes" "1 --fair redis:/
     "the message says no majority answered"
 done
 [ -e "$work/never" ] && fail "the command ran without the lock"
+
+echo "== elect: a leader runs its command with its term, then resigns"
+# The published leader of election $2 on node $1: a hash {owner, term, version, value}.
+published() { redis-cli -p "${REDIS_NODE_PORTS[$1]}" hget "redlock:leader:$2" "$3" | tr -d '\r'; }
+# A REDLOCK_TERM of redlock's own environment is replaced by the leader's term.
+REDLOCK_TERM=stale rl el1 elect --nodes "$nodes" t-elect alpha -- sh -c \
+  'echo "$REDLOCK_TERM"; redis-cli -p "$1" hmget "redlock:leader:t-elect" term value' \
+  sh "${REDIS_NODE_PORTS[0]}"
+expect_status 0 "elect NAME PROPOSAL -- COMMAND" el1
+mapfile -t el1 < <(tr -d '\r' <"$work/el1.out")
+if [[ ${el1[0]:-} =~ ^[1-9][0-9]*$ ]] && [ "${el1[1]:-}" = "${el1[0]}" ] && [ "${el1[2]:-}" = alpha ]; then
+  pass "the command ran as the leader: REDLOCK_TERM=${el1[0]}, published with its term and PROPOSAL"
+else
+  fail "the command saw REDLOCK_TERM and the published leader as: ${el1[*]}"
+fi
+for idx in 0 1 2; do
+  left=$(redis-cli -p "${REDIS_NODE_PORTS[$idx]}" exists t-elect "redlock:leader:t-elect" | tr -d '\r')
+  [ "$left" = 0 ] || fail "node $idx still has $left of the lock and its leader after the command ended"
+done
+pass "the leader resigned when its command ended"
+rl el2 elect --nodes "$nodes" t-elect alpha -- sh -c 'exit 7'
+expect_status 7 "elect exits with the command's status" el2
+rl el3 elect --nodes "$nodes" t-elect alpha -- /nonexistent/command
+expect_status 127 "elect with a command that does not exist gives 127" el3
+
+echo "== elect: a second candidate waits in line and leads after the first, in a greater term"
+# The command records its term beside its pid file ($1), then holds until released.
+hold_leading='echo "$REDLOCK_TERM" >"$1.term"; '"$hold"
+start_redlock ec1 elect --nodes "$nodes" t-elect2 first -- "$hold_leading"
+ec1=$holder
+wait_file "$work/ec1.pid"
+start_redlock ec2 elect --nodes "$nodes" t-elect2 second -- "$hold_leading"
+ec2=$holder
+wait_queued t-elect2 2 # the leader keeps its own entry at the head
+rl ecnb elect -n --nodes "$nodes" t-elect2 third -- touch "$work/never"
+expect_status 1 "elect -n while another candidate leads" ecnb
+has "$work/ecnb.err" "did not lead 't-elect2' \(after [0-9]+ ms\): another candidate leads or waits ahead" \
+  "the message says another candidate leads"
+rl ecw elect -w 0.3 -E 75 --nodes "$nodes" t-elect2 third -- touch "$work/never"
+expect_status 75 "elect -w 0.3 -E 75 while another candidate leads" ecw
+"$bin" elect --nodes "$nodes" t-elect2 third -- touch "$work/never" >"$work/ecint.out" \
+  2>"$work/ecint.err" &
+ecint=$!
+background+=("$ecint")
+wait_queued t-elect2 3
+kill -TERM "$ecint"
+wait_exit "$ecint"
+expect_status 143 "a waiting candidate interrupted by SIGTERM" ecint
+has "$work/ecint.err" "interrupted by SIGTERM while campaigning for 't-elect2'" "the message says so"
+wait_queued t-elect2 2
+pass "the interrupted candidate left the queue"
+if [ "$(published 0 t-elect2 value)" = first ] && [ ! -e "$work/ec2.pid" ]; then
+  pass "the first candidate leads, the second waits"
+else
+  fail "the first candidate should lead alone: published '$(published 0 t-elect2 value)'"
+fi
+: >"$work/ec1.release"
+wait_exit "$ec1"
+expect_status 0 "the first leader's command ended" ec1
+wait_file "$work/ec2.pid"
+: >"$work/ec2.release"
+wait_exit "$ec2"
+expect_status 0 "the second leader's command ended" ec2
+term1=$(<"$work/ec1.pid.term")
+term2=$(<"$work/ec2.pid.term")
+if [[ $term1 =~ ^[0-9]+$ && $term2 =~ ^[0-9]+$ ]] && ((term2 > term1)); then
+  pass "the second leader's term ($term2) is greater than the first's ($term1)"
+else
+  fail "terms did not grow: first '$term1', second '$term2'"
+fi
+[ -e "$work/never" ] && fail "a candidate that did not lead ran its command"
+
+echo "== elect: a lost leadership stops the command (exit 3)"
+start_redlock elost elect --nodes "$nodes" --expiry 1s t-elect-lost x -- "$hold_term"
+elost=$holder
+wait_file "$work/elost.pid"
+redis-cli -p "${REDIS_NODE_PORTS[0]}" del t-elect-lost >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[1]}" del t-elect-lost >/dev/null
+wait_exit "$elost" 10
+expect_status 3 "elect exits 3 after the lock was deleted on 2 of 3 nodes" elost
+has "$work/elost.done" "^TERM$" "the command got SIGTERM"
+has "$work/elost.err" "leadership of 't-elect-lost' lost while 'sh' ran; sending SIGTERM" \
+  "the message says the leadership was lost"
+
+# wait_published NAME VALUE: until node 0 names VALUE as the leader of NAME.
+wait_published() {
+  local deadline=$(($(now_ms) + 10000))
+  until [ "$(published 0 "$1" value)" = "$2" ]; do
+    (($(now_ms) < deadline)) || die "node 0 does not name '$2' the leader of '$1'"
+    sleep 0.02
+  done
+}
+"$bin" elect --nodes "$nodes" --expiry 1s t-elect-lost2 solo >"$work/elost2.out" \
+  2>"$work/elost2.err" &
+elost2=$!
+background+=("$elost2")
+wait_published t-elect-lost2 solo
+redis-cli -p "${REDIS_NODE_PORTS[0]}" del t-elect-lost2 >/dev/null
+redis-cli -p "${REDIS_NODE_PORTS[1]}" del t-elect-lost2 >/dev/null
+wait_exit "$elost2" 10
+expect_status 3 "elect without a command exits 3 when its leadership is lost" elost2
+has "$work/elost2.err" "leadership of 't-elect-lost2' lost$" "the message says the leadership was lost"
+
+echo "== elect -l: the leader at once, then each change"
+# wait_last_line FILE REGEX: until the last line of FILE matches.
+wait_last_line() {
+  local deadline=$(($(now_ms) + 10000))
+  until tail -n 1 "$1" 2>/dev/null | grep -Eq -- "$2"; do
+    (($(now_ms) < deadline)) || die "the last line of $(basename "$1") is not /$2/: $(tail -n 3 "$1" | tr '\n' '|')"
+    sleep 0.02
+  done
+}
+"$bin" elect --nodes "$nodes" --listen=t-elect3 >"$work/listen.out" 2>"$work/listen.err" &
+listener=$!
+background+=("$listener")
+wait_last_line "$work/listen.out" '^-$'
+pass "elect -l prints - while nobody leads"
+start_redlock el3a elect --nodes "$nodes" t-elect3 'one two' -- "$hold"
+el3a=$holder
+wait_last_line "$work/listen.out" '^[0-9]+ one two$'
+start_redlock el3b elect --nodes "$nodes" t-elect3 $'b\\\n' -- "$hold"
+el3b=$holder
+wait_queued t-elect3 2
+: >"$work/el3a.release"
+wait_exit "$el3a"
+wait_last_line "$work/listen.out" '^[0-9]+ b\\\\\\x0a$'
+pass "elect -l prints the next leader, its value's bytes escaped"
+: >"$work/el3b.release"
+wait_exit "$el3b"
+wait_last_line "$work/listen.out" '^-$'
+# A leader without a command leads until SIGTERM, then resigns and exits 0.
+"$bin" elect --nodes "$nodes" t-elect3 solo >"$work/solo.out" 2>"$work/solo.err" &
+solo=$!
+background+=("$solo")
+wait_last_line "$work/listen.out" '^[0-9]+ solo$'
+kill -TERM "$solo"
+wait_exit "$solo"
+expect_status 0 "elect without a command exits 0 on SIGTERM" solo
+wait_last_line "$work/listen.out" '^-$'
+pass "the leader without a command resigned on SIGTERM"
+kill -TERM "$listener"
+wait_exit "$listener"
+expect_status 0 "elect -l exits 0 on SIGTERM" listen
+# Each leader once, in order, with growing terms; "-" between them where nobody led for a
+# moment (a new leader publishes after its grant).
+mapfile -t lines <"$work/listen.out"
+leaders=() terms=()
+for line in "${lines[@]}"; do
+  [ "$line" = - ] && continue
+  terms+=("${line%% *}")
+  leaders+=("${line#* }")
+done
+if [ "${lines[0]}" = - ] && [ "${#leaders[@]}" = 3 ] && [ "${leaders[0]}" = "one two" ] &&
+  [ "${leaders[1]}" = 'b\\\x0a' ] && [ "${leaders[2]}" = solo ] &&
+  ((terms[0] < terms[1] && terms[1] < terms[2])); then
+  pass "elect -l printed each leader once, in order, with growing terms: $(tr '\n' '|' <"$work/listen.out")"
+else
+  fail "elect -l printed: $(tr '\n' '|' <"$work/listen.out")"
+fi
+
+echo "== elect: the nodes cannot be reached (exit 69)"
+rl elun elect -n --nodes "redis://127.0.0.1:$dead_port" t-elect4 x -- touch "$work/never"
+expect_status 69 "elect -n with its node down" elun
+for case in "1 redis://127.0.0.1:$dead_port" "3 $outage_nodes"; do
+  count=${case%% *}
+  for mode in campaign listen; do
+    args=(t-elect4 x -- touch "$work/never")
+    [ $mode = listen ] && args=(-l t-elect4)
+    started=$(now_ms)
+    status=0
+    timeout -k 5 15 "$bin" elect --nodes "${case##* }" "${args[@]}" >"$work/eout.out" \
+      2>"$work/eout.err" || status=$?
+    elapsed=$(($(now_ms) - started))
+    expect_status 69 "elect ($mode), $count node(s), no majority reachable" eout
+    if ((elapsed >= 1000 && elapsed < 5000)); then
+      pass "it waited the connect timeout, then stopped ($elapsed ms)"
+    else
+      fail "it stopped after $elapsed ms, not within 1 to 5 s"
+    fi
+    has "$work/eout.err" "no majority of the $count node\(s\) answered" "the message says no majority answered"
+  done
+done
+[ -s "$work/eout.out" ] && fail "elect -l printed a leader without a majority of the nodes"
+[ -e "$work/never" ] && fail "the command ran without leading"
 
 echo "== node lists: a comma before a scheme starts the next node"
 sentinels="redis-sentinel://127.0.0.1:$dead_port,127.0.0.1:$dead_port/m"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSL-1.0
 # Checks the generated man page against the tool's --help texts (the ctest "cli_man", label
-# "tools"): every heading of `redlock --help`, `redlock run --help` and
-# `redlock status --help` is a section of the page and every line of their text is a line of
-# it. With groff installed, the page must also format without warnings and fit 80 columns.
+# "tools"): every heading of `redlock --help`, `redlock run --help`, `redlock elect --help`
+# and `redlock status --help` is a section of the page and every line of their text is a line
+# of it. With groff installed, the page must also format without warnings and fit 80 columns.
 #
 #   tools/test_man.sh path/to/redlock path/to/redlock.1
 set -euo pipefail
@@ -26,7 +26,7 @@ fail() {
 grep -v '^\.' "$page" | sed -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' -e 's/^ *//' \
   >"$work/text"
 
-for cmd in "" run status; do
+for cmd in "" run elect status; do
   name="redlock ${cmd:+$cmd }--help"
   # shellcheck disable=SC2086  # an empty $cmd is no argument
   "$bin" $cmd --help >"$work/help"

@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -104,6 +105,23 @@ std::chrono::milliseconds parse_duration(std::string_view option, std::string_vi
         throw bad("duration longer than 365 days:");
     }
     return std::chrono::milliseconds(static_cast<long long>(ms));
+}
+
+std::string printable(std::string_view s)
+{
+    std::string out;
+    for (unsigned char c : s) {
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", c);
+            out += hex;
+        }
+    }
+    return out;
 }
 
 std::string format_duration(std::chrono::milliseconds d)

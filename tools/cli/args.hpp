@@ -31,6 +31,10 @@ class usage_error : public std::runtime_error
 /// usage_error naming `option` when `text` is not such a duration or exceeds 365 days.
 std::chrono::milliseconds parse_duration(std::string_view option, std::string_view text);
 
+/// Printable ASCII as is; a backslash and other bytes as \\ and \xNN: a value (any bytes)
+/// on one line of output.
+std::string printable(std::string_view s);
+
 /// "1.5 s", "250 ms", "2 m" ...: a duration for messages.
 std::string format_duration(std::chrono::milliseconds d);
 

@@ -10,6 +10,8 @@ const std::string_view main_help = R"help(NAME
 
 SYNOPSIS
     redlock run [OPTIONS] --nodes URL[,URL...] -k KEY [--] COMMAND [ARG...]
+    redlock elect [OPTIONS] --nodes URL[,URL...] NAME PROPOSAL [[--] COMMAND...]
+    redlock elect -l [OPTIONS] --nodes URL[,URL...] NAME
     redlock status [OPTIONS] --nodes URL[,URL...] KEY...
     redlock COMMAND --help
     redlock --help | --version
@@ -25,9 +27,14 @@ DESCRIPTION
             as long as COMMAND runs) and release it when COMMAND exits. If the
             lock is lost, COMMAND is stopped.
 
+    elect   Campaign in the leader election NAME with the value PROPOSAL, and
+            once leading run COMMAND as run does (or lead until SIGINT or
+            SIGTERM); with -l, print the election's leader and each change.
+
     status  Show, for each node, who holds KEY and for how much longer.
 
-    "redlock run --help" and "redlock status --help" describe them in full.
+    "redlock run --help", "redlock elect --help" and "redlock status --help"
+    describe them in full.
 
 OPTIONS
     -h, --help
@@ -72,8 +79,8 @@ EXIT STATUS
     64     Usage error: an unknown command or option, a malformed URL or
            duration, a missing argument. The message is one line.
     70     An internal error of redlock.
-    The other statuses are those of the command: see "redlock run --help" and
-    "redlock status --help".
+    The other statuses are those of the command: see "redlock run --help",
+    "redlock elect --help" and "redlock status --help".
 
 EXAMPLES
     Run a job on at most one host at a time:
@@ -82,6 +89,9 @@ EXAMPLES
 
     See who holds that lock:
         redlock status nightly-report
+
+    Run a scheduler on one host at a time, the others standing by:
+        redlock elect scheduler "$(hostname)" -- /usr/local/bin/scheduler
 
 SEE ALSO
     flock(1), docs/cli.md,
@@ -287,6 +297,127 @@ EXAMPLES
 
     Stop an import with SIGINT, and SIGKILL 30 s later, if the lock is lost:
         redlock run --key import --signal INT --kill-after 30s -- ./import.py
+)help";
+
+const std::string_view elect_help = R"help(NAME
+    redlock elect - lead an election while a command runs, or follow it
+
+SYNOPSIS
+    redlock elect [OPTIONS] --nodes URL[,URL...] NAME PROPOSAL [[--] COMMAND...]
+    redlock elect -l [OPTIONS] --nodes URL[,URL...] NAME
+
+DESCRIPTION
+    Campaigns in the leader election NAME with PROPOSAL as its value and,
+    once leading, runs COMMAND as "redlock run" runs it under a lock: the
+    leadership is kept (extended) while COMMAND runs, COMMAND is stopped if
+    the leadership is lost (exit status 3), and redlock resigns when COMMAND
+    exits and exits with its status. COMMAND finds its term in the
+    environment variable REDLOCK_TERM. Without COMMAND, redlock leads until
+    SIGINT or SIGTERM, then resigns and exits 0.
+
+    An election is a fair lock on NAME whose holder, the leader, publishes a
+    value that anyone may read (PROPOSAL: where the leader can be reached,
+    say). Candidates lead one at a time, in the order they began to
+    campaign; the others wait in line. Each leader's term is a number
+    greater than every earlier leader's: pass it along with what the leader
+    writes, so that a deposed leader's late writes can be refused.
+
+    A candidate waits for its turn for as long as it takes by default, up
+    to --wait, or makes one attempt with --nonblock. Nodes that cannot be
+    reached end the wait as for "redlock run" (exit status 69). The signals
+    that "redlock run" passes on to its command are passed on to COMMAND
+    here too; one that arrives before COMMAND starts ends the campaign with
+    128 plus its number. Without COMMAND, SIGHUP, SIGQUIT, SIGUSR1 and
+    SIGUSR2 resign as SIGINT and SIGTERM do, but exit with 128 plus their
+    number.
+
+    With -l, redlock follows the election instead: it prints the leader at
+    once and then each change, one line each on standard output, flushed:
+    the term and the value, as in
+
+        7 10.0.0.7:8080
+
+    or "-" while nobody leads. In the value, bytes that are not printable
+    are shown as \xNN and a backslash as \\. A resignation, a new leader or
+    a new value shows within a few round trips; a leader that died shows
+    gone once its leadership expired (its --expiry). Leaders that lead for
+    less than a few round trips may be missed. It runs until SIGINT or
+    SIGTERM, then exits 0.
+
+OPTIONS
+    --nodes URL[,URL...]
+        The Redis nodes, as for "redlock run". May be given more than once.
+        Defaults to $REDLOCK_NODES.
+
+    -l, --listen
+        Follow the election NAME: print its leader and each change. Takes
+        the node options, -q and -v, and no PROPOSAL or COMMAND.
+
+    --expiry DUR
+        The leadership's time to live (default 30s): a leader that dies
+        without resigning keeps the others waiting at most this long.
+
+    -w, --wait SECONDS | DUR | forever
+        How long to wait to lead (default forever); -w 0 is --nonblock.
+
+    -n, --nonblock
+        Make one attempt: lead only if nobody leads or waits in line, else
+        exit with status 1 (or --conflict-exit-code) at once.
+
+    -E, --conflict-exit-code N
+        The exit status when another candidate kept redlock from leading
+        within --wait (default 1), 0 to 255.
+
+    --signal SIG, --kill-after DUR, --process-group
+        How COMMAND is stopped when the leadership is lost, as for
+        "redlock run".
+
+    --key-prefix PREFIX, --tls-ca FILE, --tls-cert FILE, --tls-key FILE
+        As for "redlock run"; every candidate and listener of NAME must use
+        the same prefix.
+
+    -q, --quiet
+        Print nothing when redlock does not lead (exit status 1, the
+        --conflict-exit-code, or 69), or when a listener loses the nodes.
+
+    -v, --verbose
+        Report each step on standard error, as "redlock run" does.
+
+    -h, --help
+        Show this text and exit.
+
+EXIT STATUS
+    N      COMMAND exited with status N.
+    128+N  COMMAND was killed by signal N, or redlock got signal N before
+           COMMAND started, or (without COMMAND) signal N other than SIGINT
+           and SIGTERM ended the leadership.
+    0      Without COMMAND: resigned on SIGINT or SIGTERM. With -l: stopped
+           by SIGINT or SIGTERM.
+    1      Another candidate kept redlock from leading within --wait (or
+           -n). --conflict-exit-code changes this status.
+    3      The leadership was lost. COMMAND, if any, was stopped.
+    64     Usage error. The message is one line.
+    69     The nodes kept redlock from leading, as for "redlock run"; with
+           -l, no majority of the nodes answered for two connect timeouts.
+    70     An internal error of redlock.
+    126    COMMAND was found but could not be run (not executable).
+    127    COMMAND was not found.
+
+EXAMPLES
+    Run a scheduler on one host at a time; the others stand by to take
+    over when it ends or its host dies:
+        redlock elect --nodes redis://r1,redis://r2,redis://r3 \
+            scheduler "$(hostname):8080" -- /usr/local/bin/scheduler
+
+    Lead from a shell script's background until it is stopped:
+        redlock elect primary "$(hostname)" & leader=$!
+        ...
+        kill "$leader"
+
+    Follow the election, one line per change:
+        redlock elect -l scheduler | while read -r term value; do
+            echo "leader: $value (term $term)"
+        done
 )help";
 
 const std::string_view status_help = R"help(NAME

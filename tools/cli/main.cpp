@@ -2,11 +2,14 @@
 // redlock: a distributed flock(1) for shell scripts and cron, on the redlock library.
 //
 //   redlock run --nodes URL[,URL...] --key KEY [OPTIONS] -- COMMAND [ARG...]
+//   redlock elect --nodes URL[,URL...] NAME PROPOSAL [-- COMMAND [ARG...]]
+//   redlock elect --nodes URL[,URL...] -l NAME
 //   redlock status --nodes URL[,URL...] KEY...
 //
 // See `redlock --help` and docs/cli.md.
 
 #include "args.hpp"
+#include "elect.hpp"
 #include "help.hpp"
 #include "run.hpp"
 #include "status.hpp"
@@ -21,6 +24,9 @@
 #endif
 
 namespace {
+
+// How the usage errors list the commands.
+constexpr std::string_view command_list = "run, elect and status";
 
 int usage_failure(std::string_view command, const std::string& message)
 {
@@ -37,7 +43,9 @@ int main(int argc, char** argv)
 {
     using namespace redlock_cli;
     if (argc < 2) {
-        return usage_failure("", "no command given: use 'redlock run' or 'redlock status'");
+        return usage_failure("",
+                             "no command given: use 'redlock run', 'redlock elect' or "
+                             "'redlock status'");
     }
     const std::string_view command = argv[1];
     try {
@@ -48,12 +56,16 @@ int main(int argc, char** argv)
                     std::cout << run_help;
                     return 0;
                 }
+                if (topic == "elect") {
+                    std::cout << elect_help;
+                    return 0;
+                }
                 if (topic == "status") {
                     std::cout << status_help;
                     return 0;
                 }
-                return usage_failure(
-                    "", "no help on '" + std::string(topic) + "': the commands are run and status");
+                return usage_failure("", "no help on '" + std::string(topic) +
+                                             "': the commands are " + std::string(command_list));
             }
             std::cout << main_help;
             return 0;
@@ -75,6 +87,19 @@ int main(int argc, char** argv)
             }
             return run_command(a);
         }
+        if (command == "elect") {
+            elect_args a;
+            try {
+                a = parse_elect_args(argc, argv, 2);
+            } catch (const usage_error& e) {
+                return usage_failure(command, e.what());
+            }
+            if (a.help) {
+                std::cout << elect_help;
+                return 0;
+            }
+            return elect_command(a);
+        }
         if (command == "status") {
             status_args a;
             try {
@@ -89,11 +114,12 @@ int main(int argc, char** argv)
             return status_command(a);
         }
         if (!command.empty() && command.front() == '-') {
-            return usage_failure("", "unknown option '" + std::string(command) +
-                                         "' (options go after the command: run or status)");
+            return usage_failure(
+                "", "unknown option '" + std::string(command) +
+                        "' (options go after the command: " + std::string(command_list) + ")");
         }
-        return usage_failure(
-            "", "unknown command '" + std::string(command) + "' (the commands are run and status)");
+        return usage_failure("", "unknown command '" + std::string(command) +
+                                     "' (the commands are " + std::string(command_list) + ")");
     } catch (const std::exception& e) {
         std::cerr << "redlock: " << describe(e) << std::endl;
         return redlock_cli::internal_error;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -21,24 +20,6 @@ namespace redlock_cli {
 namespace {
 
 namespace asio = boost::asio;
-
-// Printable ASCII as is; a backslash and other bytes as \\ and \xNN.
-std::string printable(std::string_view s)
-{
-    std::string out;
-    for (unsigned char c : s) {
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            char hex[5];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-        }
-    }
-    return out;
-}
 
 std::string with_ttl(const redlock::lock_holder& h)
 {
