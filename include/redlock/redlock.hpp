@@ -11,6 +11,7 @@
 #include <redlock/fenced_store.hpp>
 #include <redlock/guard.hpp>
 #include <redlock/inspect.hpp>
+#include <redlock/lock_event.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
 #include <redlock/node_error.hpp>
