@@ -68,6 +68,7 @@ struct arguments
     int permits = 4;
     int semaphore_workers = 16;
     int fair_workers = 8;
+    bool count_events = false;
 };
 
 [[noreturn]] void usage(const std::string& problem, int status = 2)
@@ -83,6 +84,8 @@ struct arguments
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
         "  --servers N          how many redis-server to start (default 5)\n"
         " uncontended:\n"
+        "  --observer none|count  none (default), or an observer (config::observer) on each\n"
+        "                       client that counts the lock events\n"
         "  --concurrency LIST   coroutines, each on its own key (default 1,64,256)\n"
         "  --threads N          spread them over N threads, each with an io_context and a\n"
         "                       client of its own (default 1; also for degraded)\n"
@@ -213,6 +216,11 @@ arguments parse(int argc, char** argv)
                       "held", "cluster", "rw", "semaphore", "fair", "election"})) {
                 a.scenarios.insert(s);
             }
+        } else if (flag == "--observer") {
+            if (value != "none" && value != "count") {
+                usage("--observer: none or count");
+            }
+            a.count_events = value == "count";
         } else if (flag == "--duration") {
             a.duration_s = decimal(flag, value, 0.1, 3600);
         } else if (flag == "--warmup") {
@@ -350,6 +358,7 @@ void print_meta(const arguments& a, const bench::run_settings& rs)
                       .add("optimized", false)
 #endif
                       .add("duration_s", a.duration_s)
+                      .add("observer", a.count_events ? "count" : "none")
                       .add("loadavg", loadavg()));
 }
 
@@ -377,6 +386,7 @@ int main(int argc, char** argv)
         rs.warmup = std::chrono::duration_cast<bench::clock::duration>(
             std::chrono::duration<double>(a.warmup_s));
         rs.threads = a.threads;
+        rs.count_events = a.count_events;
         rs.key_prefix = "redlock-bench:" + std::to_string(::getpid()) + ":" +
                         std::to_string(bench::clock::now().time_since_epoch().count() % 1000000);
         print_meta(a, rs);

@@ -221,6 +221,8 @@ struct uncontended_figures
     double servers_cores = 0;
     double others_cores = -1;
     int threads = 1;  // each with a client of its own
+    // Lock events seen by the observer that counts them (--observer count).
+    std::int64_t events = 0;
 
     double rate() const { return cycles > 0 ? static_cast<double>(cycles) / seconds : 0.0; }
 };
@@ -251,9 +253,16 @@ struct uncontended_shard
     redlock::client client;
     uncontended_figures f;
 
-    explicit uncontended_shard(const run_settings& rs)
-        : client(io.get_executor(), redlock::config::from_urls(rs.urls))
+    explicit uncontended_shard(const run_settings& rs) : client(io.get_executor(), config_of(rs)) {}
+
+    // With --observer count, an observer that counts the events: the least any observer does.
+    redlock::config config_of(const run_settings& rs)
     {
+        auto cfg = redlock::config::from_urls(rs.urls);
+        if (rs.count_events) {
+            cfg.observer = [this](const redlock::lock_event&) { ++f.events; };
+        }
+        return cfg;
     }
 
     asio::awaitable<void> worker(redlock::mutex m, const std::atomic<phase>& now)
@@ -385,6 +394,7 @@ uncontended_figures measure_uncontended(const run_settings& rs, int concurrency,
         f.cycles += shard->f.cycles;
         f.acquire_errors += shard->f.acquire_errors;
         f.release_errors += shard->f.release_errors;
+        f.events += shard->f.events;
         if (f.first_error.empty()) {
             f.first_error = shard->f.first_error;
         }
@@ -466,7 +476,8 @@ void run_uncontended(const run_settings& rs, int concurrency, const server_bound
                .add("acquire_p50_vs_raw_round", ratio(p50, bound.round_set_quorum_p50_us))
                .add("release_p50_vs_raw_round", ratio(release_p50, bound.round_delete_p50_us))
                .add("release_p50_vs_acquire_p50", release_vs_acquire)
-               .add("cycles_per_client_cpu_s", ratio(rate, f.client_cores)));
+               .add("cycles_per_client_cpu_s", ratio(rate, f.client_cores))
+               .add("observer_events", f.events));
 }
 
 // ---------------------------------------------------------------------------------------

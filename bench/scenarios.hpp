@@ -29,6 +29,9 @@ struct run_settings
     std::string key_prefix;
     /// Threads of the uncontended scenarios, each with an io_context and a client of its own.
     int threads = 1;
+    /// The uncontended scenarios' clients count their lock events (`config::observer`), to
+    /// measure what an observer costs.
+    bool count_events = false;
 };
 
 /// The servers' figures measured by scenario `server` in this run; zero when it did not run.

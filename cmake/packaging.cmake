@@ -5,6 +5,8 @@
 #                         the pkg-config file
 #   libredlock<SOVERSION> libredlock.so.<SOVERSION>, with BUILD_SHARED_LIBS=ON only
 #   redlock               the command-line tool and its man page
+#   libredlock-prometheus-dev  redlock::prometheus (cmake/prometheus.cmake), when prometheus-cpp
+#                         was found
 set(REDLOCK_PACKAGE_MAINTAINER "Seed 36ca8217 maintainers <maintainers@users.noreply.a-seed-36ca8217.example>"
     CACHE STRING "The Maintainer field of the Debian packages")
 
@@ -56,6 +58,20 @@ if(REDLOCK_BUILD_TOOLS)
 while holding a lock on one Redis server or, with the Redlock algorithm, on a
 majority of N independent Redis masters, so that a job scheduled on several
 machines runs on one of them at a time.")
+endif()
+
+if(REDLOCK_HAVE_PROMETHEUS)
+  list(APPEND CPACK_COMPONENTS_ALL prometheus)
+  set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_NAME libredlock-prometheus-dev)
+  set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_SECTION libdevel)
+  # Its CMake targets need the core package's, and prometheus-cpp's headers and library.
+  set(CPACK_COMPONENT_PROMETHEUS_DEPENDS dev)
+  set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_DEPENDS "prometheus-cpp-dev")
+  if(REDLOCK_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
+    set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_SHLIBDEPS ON)
+  endif()
+  set(CPACK_DEBIAN_PROMETHEUS_DESCRIPTION "redlock's lock events and node counters as Prometheus metrics: the library
+redlock::prometheus (find_package(redlock COMPONENTS prometheus)), over prometheus-cpp.")
 endif()
 
 include(CPack)

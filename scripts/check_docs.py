@@ -51,6 +51,7 @@ from pathlib import Path
 # redlock:: names that docs may use although no header declares them, and why.
 ALLOWED = {
     "redlock::redlock": "the imported target of the CMake package (target_link_libraries)",
+    "redlock::prometheus": "the imported target of the package's component prometheus",
 }
 
 IDENT = r"[A-Za-z_]\w*"

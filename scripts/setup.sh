@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSL-1.0
 # Installs what is missing (Debian 12 packages), then configures and builds redlock.
 # Usage: scripts/setup.sh [--demo] [--target NAME]... [build-dir] [extra cmake args...]
-#   (no options)   every package the tests need, and every target the configuration has
+#   (no options)   every package the tests need (prometheus-cpp-dev for redlock::prometheus),
+#                  and every target the configuration has
 #   --demo         only the packages the library, the examples and their redis-servers need
 #                  (no hiredis, Boost.Test, faketime, curl...), installed without recommends
 #   --target NAME  build NAME only (repeatable). The build is then quiet: one progress line,
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 demo_packages=(build-essential cmake libboost1.81-dev libssl-dev redis-server)
 packages=("${demo_packages[@]}" pkg-config python3 libboost-test1.81-dev libhiredis-dev openssl
-  faketime curl iproute2 nftables)
+  faketime curl iproute2 nftables prometheus-cpp-dev)
 apt_options=()
 targets=()
 while [ $# -gt 0 ]; do

@@ -5,6 +5,7 @@
 /// The entry point: connections to the nodes, and the factory of mutexes.
 
 #include <redlock/config.hpp>
+#include <redlock/detail/access.hpp>
 #include <redlock/detail/initiation.hpp>
 #include <redlock/election.hpp>
 #include <redlock/inspect.hpp>
@@ -24,6 +25,11 @@
 #include <vector>
 
 namespace redlock {
+
+namespace detail {
+/// Each node's counters of the client behind `c`, as `client::node_counters` gives them.
+std::vector<node_counters> node_counters_of(const client_impl& c);
+}  // namespace detail
 
 /// Owns one pipelined, multiplexed connection per node, shared by all its locks, and makes
 /// mutexes. Connections open on first use and reconnect with backoff after failures.
@@ -150,6 +156,7 @@ class client
     auto shutdown() { return async_shutdown(boost::asio::deferred); }
 
   private:
+    friend struct detail::access;
     std::shared_ptr<detail::client_impl> impl_;
 };
 

@@ -4,6 +4,7 @@
 /// \file
 /// The nodes a client locks on, and its connection settings.
 
+#include <redlock/lock_event.hpp>
 #include <redlock/node.hpp>
 #include <redlock/observability.hpp>
 
@@ -45,6 +46,9 @@ struct config
     std::chrono::milliseconds reconnect_backoff_max{2000};
     /// Where the client's log lines go (see `log_hook`); empty: nowhere.
     log_hook logger{};
+    /// Receives every lock event of the client's locks (see `lock_event`), on the client's
+    /// strand. Empty (the default): no event is measured or made, and nothing of it costs.
+    lock_observer observer{};
     /// TLS for the `rediss://` nodes.
     tls_settings tls{};
     /// Put before every name the client uses on the nodes: the lock named N is the key

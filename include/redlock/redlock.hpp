@@ -13,6 +13,7 @@
 #include <redlock/guard.hpp>
 #include <redlock/inspect.hpp>
 #include <redlock/leader.hpp>
+#include <redlock/lock_event.hpp>
 #include <redlock/mutex.hpp>
 #include <redlock/node.hpp>
 #include <redlock/node_error.hpp>

@@ -75,8 +75,14 @@ client::executor_type client::get_executor() const noexcept
 
 std::vector<node_counters> client::node_counters() const
 {
+    return detail::node_counters_of(*impl_);
+}
+
+std::vector<node_counters> detail::node_counters_of(const client_impl& c)
+{
     std::vector<redlock::node_counters> all;
-    for (const auto& n : impl_->connections) {
+    all.reserve(c.connections.size());
+    for (const auto& n : c.connections) {
         all.push_back(n->counters());
     }
     return all;

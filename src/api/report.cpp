@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include <redlock/lock_event.hpp>
 #include <redlock/observability.hpp>
 #include <redlock/report.hpp>
 
@@ -34,6 +35,14 @@ std::string_view to_string(log_level level) noexcept
     static constexpr std::array<std::string_view, 4> names{"debug", "info", "warning", "error"};
     static_assert(static_cast<std::size_t>(log_level::error) + 1 == names.size());
     return name_in(names, level);
+}
+
+std::string_view to_string(lock_event_kind kind) noexcept
+{
+    static constexpr std::array<std::string_view, 6> names{"acquired", "acquire_failed", "released",
+                                                           "extended", "extend_failed",  "lost"};
+    static_assert(static_cast<std::size_t>(lock_event_kind::lost) + 1 == names.size());
+    return name_in(names, kind);
 }
 
 std::size_t report::count(node_status status) const noexcept

@@ -11,6 +11,7 @@
 #include "lock/acquire_fsm.hpp"
 #include "lock/client_impl.hpp"
 #include "lock/fair_queue_fsm.hpp"
+#include "lock/lock_events.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/owner_value.hpp"
@@ -47,6 +48,15 @@ guard failed_guard(const std::shared_ptr<mutex_state>& m, const report& rep)
     l->mutex = m;
     l->set_report(compact);
     return access::make<guard>(std::move(l));
+}
+
+using guard_result = std::tuple<error_code, guard>;
+
+// An acquire that ends before its first attempt.
+guard_result refused(const std::shared_ptr<mutex_state>& m, error ec)
+{
+    emit(*m, lock_event_kind::acquire_failed, event_time(*m->client), 0, ec);
+    return {ec, failed_guard(m, {})};
 }
 
 // The message of a release that went out without it, published by the client itself on
@@ -218,7 +228,11 @@ class acquisition
     bool intent_left() const { return intent_left_; }
     asio::awaitable<acquire_fsm::action> turn_wait(std::chrono::milliseconds delay);
     acquire_fsm::action handed_over();
-    guard_result failed(error_code ec) const { return {ec, failed_guard(m_, rep_)}; }
+    guard_result failed(error_code ec) const
+    {
+        emit(*m_, lock_event_kind::acquire_failed, began_, fsm_.attempt_number(), ec);
+        return {ec, failed_guard(m_, rep_)};
+    }
 
   private:
     bool cancelled() const { return detail::cancelled(cs_); }
@@ -248,6 +262,8 @@ class acquisition
     const bool single_attempt_;
     std::optional<std::chrono::milliseconds> planned_delay_;
     bool intent_left_ = false;
+    // The acquire's start, read only for the lock events (lock_events.hpp).
+    const clock::time_point began_;
 };
 
 bool waits_in_queue(const mutex_state& m)
@@ -288,7 +304,8 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
             .fencing = o_.fencing,
             .refusal_writes_nothing = m_->rules->refusal_writes_nothing},
            queue_ ? &*queue_ : nullptr),
-      single_attempt_(single_attempt)
+      single_attempt_(single_attempt),
+      began_(event_time(c_))
 {
 }
 
@@ -427,6 +444,7 @@ guard_result acquisition::grant()
     // The guard and the mutex keep the same report: compacted once.
     const stored_report compact(rep_);
     l->set_report(compact);
+    emit_acquired(*l, began_, fsm_.attempt_number());
     if (o_.auto_extend) {
         start_watch(l);
     }
@@ -549,11 +567,11 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     auto cs = co_await asio::this_coro::cancellation_state;
     if (m->client->shut_down) {
-        co_return guard_result{error::shut_down, failed_guard(m, {})};
+        co_return refused(m, error::shut_down);
     }
     std::string value = owner_value_for(*m);
     if (value.empty()) {
-        co_return guard_result{error::invalid_argument, failed_guard(m, {})};
+        co_return refused(m, error::invalid_argument);
     }
     acquisition a(std::move(m), std::move(value), single_attempt, cs);
     // Does what the state machine says, and tells it what came of it.

@@ -7,6 +7,7 @@
 #include "core/spawn.hpp"
 #include "lock/client_impl.hpp"
 #include "lock/guard_op_fsm.hpp"
+#include "lock/lock_events.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/watchdog.hpp"
@@ -108,7 +109,11 @@ asio::awaitable<std::conditional_t<Op == guard_op::valid, bool_result, void_resu
     }
     auto cs = co_await asio::this_coro::cancellation_state;
     guard_op_fsm fsm(Op, extension_rules_for(l->mutex->opts));
-    for (auto act = fsm.start(facts_of(*l, Op));;) {
+    const guard_facts facts = facts_of(*l, Op);
+    // An extension is a lock event when the guard held the lock (lock_events.hpp).
+    [[maybe_unused]] const clock::time_point began =
+        Op == guard_op::extend ? event_time(*l->mutex->client) : clock::time_point{};
+    for (auto act = fsm.start(facts);;) {
         carry_out(l, act);
         switch (act.step) {
             case guard_step::run_round: {
@@ -127,6 +132,11 @@ asio::awaitable<std::conditional_t<Op == guard_op::valid, bool_result, void_resu
                 act = fsm.woken(l->lost, l->owns, cancelled(cs));
                 break;
             case guard_step::complete:
+                if constexpr (Op == guard_op::extend) {
+                    if (facts.owns) {
+                        emit_extension(*l, began, act.ec);
+                    }
+                }
                 if constexpr (Op == guard_op::valid) {
                     co_return bool_result{act.ec, act.valid};
                 } else {

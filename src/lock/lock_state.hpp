@@ -98,6 +98,12 @@ struct lock_state
     /// Emitted (terminal) once, when the lock is lost.
     boost::asio::cancellation_signal lost_signal;
 
+    // Lock events (lock_events.hpp), kept only when the client has an observer; on the strand.
+    /// When the lock was granted: a hold's time counts from here.
+    clock::time_point granted_at{};
+    /// `released` or `lost` was told: a hold ends once.
+    bool hold_ended = false;
+
   private:
     // The watchdog updates the report while user threads may read it.
     shared_report last;

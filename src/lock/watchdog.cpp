@@ -3,7 +3,10 @@
 
 #include "lock/watchdog.hpp"
 
+#include <redlock/error.hpp>
+
 #include "lock/client_impl.hpp"
+#include "lock/lock_events.hpp"
 #include "lock/lock_rounds.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/watchdog_fsm.hpp"
@@ -92,8 +95,15 @@ asio::awaitable<void> watch_extend(std::shared_ptr<lock_state> l, clock::time_po
     }
     w->extension_done();
     watched_lock s = watched_of(*l);
+    const int before = s.extensions;
     const watch_action act = fsm_of(*l).extension_done(s, start, t, clock::now());
     store(*l, s);
+    // Released or lost meanwhile: this extension no longer counts for the hold.
+    if (s.owns && !s.lost) {
+        emit_extension(*l, start,
+                       s.extensions > before ? boost::system::error_code{}
+                                             : make_error_code(error::extend_failed));
+    }
     follow(l, act);
 }
 
@@ -123,6 +133,7 @@ void declare_lost(lock_state& l)
         return;
     }
     unschedule(l);
+    emit_hold_end(l, lock_event_kind::lost);
     if (l.lost_event) {
         l.lost_event->cancel();
     }
@@ -132,6 +143,7 @@ void declare_lost(lock_state& l)
 void note_released(lock_state& l)
 {
     unschedule(l);
+    emit_hold_end(l, lock_event_kind::released);
     if (l.lost_event) {
         l.lost_event->cancel();
     }

@@ -19,7 +19,8 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["core", "resp", "net", "engine", "protocol", "node", "quorum", "lock", "api", "blocking"]
+LAYERS = ["core", "resp", "net", "engine", "protocol", "node", "quorum", "lock", "api", "blocking",
+          "prometheus"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 # The source an object file was compiled from, as CMake names it: .../src/<layer>/....cpp.o
 OBJECT_SOURCE = re.compile(r"/src/((?:%s)/.+?)\.o(?:bj)?$" % "|".join(LAYERS))

@@ -15,6 +15,9 @@
 #   fetchcontent      FetchContent from SOURCE_DIR (no network)
 #   deb               cpack's Debian packages of BUILD_DIR, checked (names, dependencies,
 #                     contents), unpacked with dpkg-deb -x, then find_package against them
+# Where BUILD_DIR built redlock::prometheus (prometheus-cpp was installed), every way but
+# pkg-config (which has no file for it) also builds and runs the consumer of that component,
+# tests/packaging/consumer/prometheus_main.cpp.
 # Environment: REDLOCK_CONSUMER_CXX, the compiler (default c++); REDLOCK_CONSUMER_LAUNCHER,
 # a compiler launcher such as ccache (default none).
 set -euo pipefail
@@ -63,6 +66,14 @@ pc_dir() {
   dirname "$pc"
 }
 
+# The component "prometheus" is consumed where the build made it.
+prometheus=0
+if compgen -G "$build_dir/libredlock_prometheus.*" >/dev/null; then
+  prometheus=1
+  cmake_args+=(-DREDLOCK_CONSUME_PROMETHEUS=ON)
+fi
+prometheus_consumer=
+
 cmake_consumer() {
   local how=$1
   shift
@@ -70,6 +81,9 @@ cmake_consumer() {
     "${cmake_args[@]}" "$@"
   logged build cmake --build "$work/build" -j 2
   consumer=$work/build/consumer
+  if [ $prometheus = 1 ]; then
+    prometheus_consumer=$work/build/prometheus_consumer
+  fi
 }
 
 case $way in
@@ -99,6 +113,11 @@ case $way in
     # The consumer's link step depends on the library that the subdirectory builds.
     grep -q '^consumer: redlock/libredlock\.' "$work/build/CMakeFiles/consumer.dir/build.make" ||
       fail "the consumer's build does not link redlock/libredlock"
+    if [ $prometheus = 1 ]; then
+      grep -q '^prometheus_consumer: redlock/libredlock_prometheus\.' \
+        "$work/build/CMakeFiles/prometheus_consumer.dir/build.make" ||
+        fail "the prometheus consumer's build does not link redlock/libredlock_prometheus"
+    fi
     echo "consumed through $way: generated (FetchContent builds and runs the same)"
     exit 0
     ;;
@@ -153,6 +172,15 @@ case $way in
       [ -s "$work/root/usr/share/doc/redlock/LICENSE" ] || fail "the redlock package has no LICENSE"
     fi
     [ -s "$work/root/usr/share/doc/libredlock-dev/LICENSE" ] || fail "libredlock-dev has no LICENSE"
+    if [ $prometheus = 1 ]; then
+      requires libredlock-prometheus-dev libredlock-dev prometheus-cpp-dev
+      [ -s "$work/root/usr/include/redlock/prometheus.hpp" ] ||
+        fail "libredlock-prometheus-dev has no redlock/prometheus.hpp"
+      compgen -G "$work/root/usr/lib/libredlock_prometheus.*" >/dev/null ||
+        fail "libredlock-prometheus-dev has no libredlock_prometheus"
+    fi
+    # The core package never carries or needs the Prometheus add-on.
+    [[ ${depends[libredlock-dev]} != *prometheus* ]] || fail "libredlock-dev depends on prometheus"
     # The pkg-config file points into wherever the package was unpacked.
     pkg_flags=$(PKG_CONFIG_PATH=$(pc_dir "$work/root") pkg-config --cflags --libs redlock)
     [[ $pkg_flags == *"-I$work/root/usr/"* ]] || fail "pkg-config gives $pkg_flags"
@@ -164,4 +192,7 @@ case $way in
 esac
 
 "$source_dir/examples/run_example.sh" 1 "$consumer" "$version" @URLS@
+if [ -n "$prometheus_consumer" ]; then
+  "$source_dir/examples/run_example.sh" 1 "$prometheus_consumer" @URLS@
+fi
 echo "consumed through $way: OK"

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include <redlock/lock_event.hpp>
 #include <redlock/report.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -18,6 +19,18 @@ BOOST_AUTO_TEST_CASE(status_names)
     BOOST_TEST(to_string(node_status::timed_out) == "timed out");
     BOOST_TEST(to_string(node_status::error) == "error");
     BOOST_TEST(to_string(node_status::abandoned) == "abandoned");
+}
+
+BOOST_AUTO_TEST_CASE(lock_event_kind_names)
+{
+    using redlock::lock_event_kind;
+    BOOST_TEST(to_string(lock_event_kind::acquired) == "acquired");
+    BOOST_TEST(to_string(lock_event_kind::acquire_failed) == "acquire_failed");
+    BOOST_TEST(to_string(lock_event_kind::released) == "released");
+    BOOST_TEST(to_string(lock_event_kind::extended) == "extended");
+    BOOST_TEST(to_string(lock_event_kind::extend_failed) == "extend_failed");
+    BOOST_TEST(to_string(lock_event_kind::lost) == "lost");
+    BOOST_TEST(to_string(static_cast<lock_event_kind>(99)) == "unknown");
 }
 
 const report sample{

@@ -3,7 +3,7 @@
 
 // How the compiled library makes the public types from their state: their constructors from
 // state are private, so that users cannot make a mutex or a guard the library did not give
-// them.
+// them. Its add-ons reach a client's state the same way.
 
 #include <memory>
 #include <utility>
@@ -24,6 +24,12 @@ struct access
     static const auto& state_of(const T& t) noexcept
     {
         return t.state_;
+    }
+    /// The state behind client `c`, for the library's own add-ons (redlock::prometheus).
+    template <class Client>
+    static auto impl_of(const Client& c) noexcept
+    {
+        return c.impl_;
     }
 };
 
