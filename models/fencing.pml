@@ -67,6 +67,25 @@
 
 #define IDX(c, n) ((c) * NODES + (n))
 
+/* Symmetry: the clients are alike, and so are the nodes, so the model only explores the runs
+   in which client c + 1 makes its first attempt after client c, and node n + 1 runs its first
+   request (or loses it, or crashes) after node n: every run is one of these with the clients
+   and the nodes numbered in that order. */
+bit began[CLIENTS];
+bit touched[NODES];
+#define NODE_OK(n) ((n) == 0 || touched[(n) - 1])
+
+/* -DSERIAL: an attempt begins only once no other is under way (its requests may still be on
+   their way). With ATTEMPTS=2 this leaves out only runs whose assertions hold trivially: two
+   attempts that overlap both begin before any acquisition completed, so neither has a token
+   to exceed. */
+#define BUSY(d) ((d) < CLIENTS && phase[d] != IDLE)
+#ifdef SERIAL
+#define OVERLAP_BLOCKED (BUSY(0) || BUSY(1) || BUSY(2) || BUSY(3))
+#else
+#define OVERLAP_BLOCKED 0
+#endif
+
 #define ACQ 1
 #define RAISE 2
 byte pending[CLIENTS * NODES];   /* the request on its way: 0, ACQ or RAISE */
@@ -83,7 +102,10 @@ byte attempts;
 #define REFUSED 2
 #define GRANTED 3
 byte reply[CLIENTS * NODES];
-byte answer_token[CLIENTS * NODES];
+/* The largest counter value among the current round's grants so far (the smallest with
+   MUTANT_MIN_TOKEN): the token, once the round ends with a quorum. One value per client
+   rather than each node's answer keeps the states fewer. */
+byte best[CLIENTS];
 
 #define IDLE 0
 #define ATTEMPT 1
@@ -101,21 +123,22 @@ inline send_all(c, op, arg)
         pending[IDX(c, n)] = op;
         pending_arg[IDX(c, n)] = arg;
         reply[IDX(c, n)] = AWAITED;
-        answer_token[IDX(c, n)] = 0;
         n++
     :: n >= NODES -> break
     od;
-    n = 0
+    n = 0;
+    best[c] = 0
 }
 
 inline clear_replies(c)
 {
     n = 0;
     do
-    :: n < NODES -> reply[IDX(c, n)] = 0; answer_token[IDX(c, n)] = 0; n++
+    :: n < NODES -> reply[IDX(c, n)] = 0; n++
     :: n >= NODES -> break
     od;
-    n = 0
+    n = 0;
+    best[c] = 0
 }
 
 inline count_granted(c)
@@ -153,8 +176,9 @@ proctype client(byte c)
 end:
     do
     :: d_step {
-        phase[c] == IDLE && attempts < ATTEMPTS ->
+        phase[c] == IDLE && attempts < ATTEMPTS && (c == 0 || began[c - 1]) && !OVERLAP_BLOCKED ->
         attempts++;
+        began[c] = 1;
         floor[c] = completed;
         printf("client %d begins an attempt\n", c);
         send_all(c, ACQ, 0);
@@ -163,29 +187,7 @@ end:
     :: d_step {
         phase[c] == ATTEMPT ->   /* the round ends: the replies so far count */
         count_granted(c);
-        t = 0;
-        n = 0;
-        do
-        :: n < NODES ->
-            if
-            :: reply[IDX(c, n)] == GRANTED ->
-#ifdef MUTANT_MIN_TOKEN
-                if
-                :: t == 0 || answer_token[IDX(c, n)] < t -> t = answer_token[IDX(c, n)]
-                :: else
-                fi
-#else
-                if
-                :: answer_token[IDX(c, n)] > t -> t = answer_token[IDX(c, n)]
-                :: else
-                fi
-#endif
-            :: else
-            fi;
-            n++
-        :: n >= NODES -> break
-        od;
-        n = 0;
+        t = best[c];
         clear_replies(c);
         printf("client %d: %d nodes granted, largest answer %d\n", c, ok, t);
         if
@@ -279,7 +281,17 @@ inline serve(c, n, grant)
 inline reply_to(c, n)
 {
     if
-    :: reply[IDX(c, n)] == AWAITED -> reply[IDX(c, n)] = answer; answer_token[IDX(c, n)] = answered
+    :: reply[IDX(c, n)] == AWAITED ->
+        reply[IDX(c, n)] = answer;
+        if
+#ifdef MUTANT_MIN_TOKEN
+        :: answer == GRANTED && answered > 0 && (best[c] == 0 || answered < best[c]) ->
+            best[c] = answered
+#else
+        :: answer == GRANTED && answered > best[c] -> best[c] = answered
+#endif
+        :: else
+        fi
     :: else   /* late: the round has ended */
     fi
 }
@@ -290,25 +302,33 @@ proctype link(byte c; byte n)
 end:
     do
     :: d_step {
-        pending[IDX(c, n)] != 0 ->
+        pending[IDX(c, n)] != 0 && NODE_OK(n) ->
+        touched[n] = 1;
         serve(c, n, 1);
         reply_to(c, n);
         op = 0; arg = 0; answer = 0; answered = 0
     }
+#ifndef NO_REFUSALS
+    /* -DNO_REFUSALS leaves this step out, which loses no behaviour: a refused request changes
+       nothing on the node and counts as no grant, as a request does that never runs. */
     :: d_step {
-        pending[IDX(c, n)] == ACQ ->
+        pending[IDX(c, n)] == ACQ && NODE_OK(n) ->
+        touched[n] = 1;
         serve(c, n, 0);
         reply_to(c, n);
         op = 0; arg = 0; answer = 0; answered = 0
     }
+#endif
     :: d_step {   /* runs, its reply lost */
-        pending[IDX(c, n)] != 0 && losses < LOSSES ->
+        pending[IDX(c, n)] != 0 && losses < LOSSES && NODE_OK(n) ->
+        touched[n] = 1;
         losses++;
         serve(c, n, 1);
         op = 0; arg = 0; answer = 0; answered = 0
     }
     :: d_step {   /* lost */
-        pending[IDX(c, n)] != 0 && losses < LOSSES ->
+        pending[IDX(c, n)] != 0 && losses < LOSSES && NODE_OK(n) ->
+        touched[n] = 1;
         losses++;
         pending[IDX(c, n)] = 0;
         pending_arg[IDX(c, n)] = 0
@@ -322,7 +342,9 @@ proctype node(byte n)
 end:
     do
     :: d_step {
-        crashes < CRASHES ->   /* loses its counter and pending requests; back at once */
+        /* loses its counter and pending requests; back at once */
+        crashes < CRASHES && NODE_OK(n) ->
+        touched[n] = 1;
         crashes++;
         printf("node %d crashes\n", n);
         ctr[n] = 0;

@@ -73,10 +73,22 @@
 #ifndef FAULTS
 #define FAULTS 0
 #endif
+/* Attempts per client, at most (0: no bound, each client acquires, extends and releases
+   forever). With five nodes the search finishes only with a bound: -DNODES=5 -DATTEMPTS=1
+   -DEXTENDS=0 (one attempt each, no extension). */
+#ifndef ATTEMPTS
+#define ATTEMPTS 0
+#endif
 /* Requests a connection holds at most; a client waits for room before it sends. */
 #ifndef QCAP
 #define QCAP 2
 #endif
+
+/* Symmetry: the clients are alike, and so are the nodes, so the model only explores the runs
+   in which client c + 1 makes its first attempt after client c, and node n + 1 runs its first
+   request (or loses it, or crashes) after node n: every run is one of these with the clients
+   and the nodes numbered in that order. */
+bit touched[NODES];
 
 #define IDX(c, n) ((c) * NODES + (n))
 /* Room for k more requests on each of client c's connections (up to 7 nodes). */
@@ -109,6 +121,11 @@ bit orphan_ok[CLIENTS * NODES];
 #define EXTENDING 3
 byte phase[CLIENTS];
 byte valid[CLIENTS];    /* ticks of validity left */
+byte att[CLIENTS];      /* attempts made (with no bound: 1 once it made one) */
+/* Extensions per client, at most, with -DEXTENDS=N (without it, no bound). */
+#ifdef EXTENDS
+byte exts[CLIENTS];     /* extensions begun */
+#endif
 byte ext_valid[CLIENTS];
 
 /* A round ends once a quorum granted, every awaited node answered, or its deadline (one tick)
@@ -183,7 +200,12 @@ proctype client(byte c)
     byte n, ok, d;
     do
     :: d_step {
-        phase[c] == IDLE && ROOM(c, 2) ->
+        phase[c] == IDLE && (ATTEMPTS == 0 || att[c] < ATTEMPTS) && ROOM(c, 2) &&
+        (c == 0 || att[c - 1] > 0) ->
+        if
+        :: ATTEMPTS > 0 -> att[c]++
+        :: else -> att[c] = 1
+        fi;
         valid[c] = EXPIRY - ALLOWANCE;   /* from the attempt's start */
         send_all(c, ACQ);
         phase[c] = ATTEMPT
@@ -229,7 +251,13 @@ proctype client(byte c)
         ok = 0
     }
     :: d_step {
-        phase[c] == HOLD && valid[c] > 0 && ROOM(c, 1) ->
+        phase[c] == HOLD && valid[c] > 0 && ROOM(c, 1) &&
+#ifdef EXTENDS
+        exts[c] < EXTENDS ->
+        exts[c]++;
+#else
+        1 ->
+#endif
         ext_valid[c] = EXPIRY - ALLOWANCE;
         send_all(c, EXT);
         phase[c] = EXTENDING
@@ -305,7 +333,9 @@ proctype link(byte c; byte n)
     byte answer;
     do
     :: d_step {
-        q[IDX(c, n)]?op ->
+        len(q[IDX(c, n)]) > 0 && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
+        q[IDX(c, n)]?op;
         serve(c, n);
         if
         :: answer != 0 && CURRENT(c, n) -> reply[IDX(c, n)] = answer
@@ -315,7 +345,8 @@ proctype link(byte c; byte n)
         answer = 0
     }
     :: d_step {   /* the request runs, its reply is lost */
-        len(q[IDX(c, n)]) > 0 && faults < FAULTS ->
+        len(q[IDX(c, n)]) > 0 && faults < FAULTS && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         q[IDX(c, n)]?op;
         serve(c, n);
@@ -323,7 +354,8 @@ proctype link(byte c; byte n)
         answer = 0
     }
     :: d_step {   /* the request is lost */
-        len(q[IDX(c, n)]) > 0 && faults < FAULTS ->
+        len(q[IDX(c, n)]) > 0 && faults < FAULTS && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         q[IDX(c, n)]?op;
         if
@@ -342,7 +374,8 @@ proctype node(byte n)
     do
     :: d_step { key[n] != 0 && ttl[n] <= DRIFT -> drop_key(n) }
     :: d_step {
-        faults < FAULTS && down[n] == 0 ->
+        faults < FAULTS && down[n] == 0 && (n == 0 || touched[n - 1]) ->
+        touched[n] = 1;
         faults++;
         drop_key(n);
         c = 0;

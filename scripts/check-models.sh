@@ -12,8 +12,9 @@
 #       such as -DMUTANT_SMALL_QUORUM, or pan's own such as -DBITSTATE). Exits 0 when it verifies,
 #       1 when Spin finds a violation (printing the trail's summary), 2 on an error.
 #   scripts/check-models.sh --large
-#       Verifies the models at NODES=5 instead (the LARGE table below: those that finish within
-#       5 minutes; not part of the default run). A bitstate run's line ends with pan's hash factor.
+#       Verifies the models at NODES=5 instead, with bounds, and refutes mutants there (the LARGE
+#       table below: the models that finish within 5 minutes; not part of the default run). A
+#       bitstate run's line ends with pan's hash factor.
 #
 # Installs Debian's spin when it is missing (with sudo when not root).
 set -euo pipefail
@@ -79,11 +80,24 @@ RUNS=(
   "fair.wait_forever            fair      violation -DMUTANT_WAIT_FOREVER -DFAULTS=1"
 )
 
-# The NODES=5 verifications of --large, in the same form. -DBITSTATE: bitstate hashing (two
-# hash functions over 2^30 bits), which may miss states; its hash factor (bits per state
-# stored) says how likely: above 100, pan expects every state to have been reached.
+# The NODES=5 verifications of --large, in the same form, each with bounds that let it finish
+# within 5 minutes (docs/safety.md, "Model checking"), and mutants that show the bounds still
+# let the search see a broken rule. -DCOLLAPSE: an exhaustive search that stores the states
+# compressed (lossless). -DBITSTATE: bitstate hashing (two hash functions over 2^30 bits),
+# which may miss states; its hash factor (bits per state stored) says how likely: above 100,
+# pan expects every state to have been reached.
 LARGE=(
+  "mutex.nodes5                 mutex     verified  -DNODES=5 -DATTEMPTS=1 -DEXTENDS=0 -DCOLLAPSE"
+  "mutex.nodes5.small_quorum    mutex     violation -DNODES=5 -DATTEMPTS=1 -DEXTENDS=0 -DCOLLAPSE -DMUTANT_SMALL_QUORUM"
+  "mutex.nodes5.no_drift        mutex     violation -DNODES=5 -DATTEMPTS=1 -DEXTENDS=0 -DCOLLAPSE -DMUTANT_NO_DRIFT"
+  "mutex.nodes5.cleanup_granted mutex     violation -DNODES=5 -DATTEMPTS=1 -DEXTENDS=0 -DCOLLAPSE -DMUTANT_CLEANUP_GRANTED"
+  "fencing.nodes5               fencing   verified  -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE"
+  "fencing.nodes5.small_quorum  fencing   violation -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE -DMUTANT_SMALL_QUORUM"
+  "fencing.nodes5.no_write_back fencing   violation -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE -DMUTANT_NO_WRITE_BACK"
+  "fencing.nodes5.unconfirmed   fencing   violation -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE -DMUTANT_UNCONFIRMED"
+  "fencing.nodes5.counter_from_zero fencing violation -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE -DMUTANT_COUNTER_FROM_ZERO"
   "rw.nodes5                    rw        verified  -DNODES=5 -DATTEMPTS=1 -DBITSTATE"
+  "rw.nodes5.small_quorum       rw        violation -DNODES=5 -DATTEMPTS=1 -DBITSTATE -DMUTANT_SMALL_QUORUM"
 )
 
 install_spin() {
