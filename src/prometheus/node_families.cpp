@@ -68,6 +68,7 @@ prometheus::ClientMetric sample(const node_counters& n, std::string_view outcome
 std::vector<prometheus::ClientMetric> request_samples(const std::vector<node_counters>& nodes)
 {
     std::vector<prometheus::ClientMetric> all;
+    all.reserve(4 * nodes.size());
     for (const node_counters& n : nodes) {
         all.push_back(sample(n, "reply", n.replies));
         all.push_back(sample(n, "error", n.errors));
@@ -80,6 +81,7 @@ std::vector<prometheus::ClientMetric> request_samples(const std::vector<node_cou
 std::vector<prometheus::ClientMetric> reconnect_samples(const std::vector<node_counters>& nodes)
 {
     std::vector<prometheus::ClientMetric> all;
+    all.reserve(nodes.size());
     for (const node_counters& n : nodes) {
         all.push_back(sample(n, {}, n.reconnects));
     }

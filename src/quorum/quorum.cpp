@@ -66,9 +66,11 @@ struct round_state final : request_owner, std::enable_shared_from_this<round_sta
         node_status status = node_status::abandoned;
         if (!fsm.handed_over()) {
             outcomes[i].latency = since_start(clock::now());
+            // A read of data keeps the reply, which read_result takes.
+            resp::reply reply = kept != nullptr ? r.reply : resp::reply{};
             status = read_result(outcomes[i], std::move(r), how);
             if (kept != nullptr && status == node_status::ok) {
-                (*kept)[i] = std::move(r.reply);
+                (*kept)[i] = std::move(reply);
             }
         }
         if (fsm.answered(i, status)) {
