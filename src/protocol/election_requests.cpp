@@ -39,7 +39,9 @@ request proclaim_request(const lock_shape& lock, std::string_view owner, const p
 {
     const std::string channel = release_channel(lock.prefix, lock.keys.front(), lock.in_cluster) +
                                 std::string(leader_channel_suffix);
-    return {script_command(script_id::election_proclaim, leader_keys(lock),
+    std::vector<std::string> keys = leader_keys(lock);
+    keys.push_back(fence_key(lock.prefix, keys.front(), lock.in_cluster));
+    return {script_command(script_id::election_proclaim, keys,
                            {owner, std::to_string(p.term), std::to_string(p.version), p.value,
                             pubsub_for(lock.in_cluster).publish, channel}),
             read_script_reply};

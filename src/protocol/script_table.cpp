@@ -502,10 +502,16 @@ return answer
 // Where the key KEYS[1] holds the caller's value ARGV[1], publishes ARGV[4] as its value in
 // the hash KEYS[2] with its term ARGV[2] and version ARGV[3] (the caller's own clock: a later
 // publication of one leader has a larger one), for as long as the key lives, and announces it
-// (ARGV[5] the publish command, ARGV[6] the channel). Answers as plain_check_extend.
+// (ARGV[5] the publish command, ARGV[6] the channel). It also raises the fencing counter
+// KEYS[3] to the term, as the token's write-back does: a node whose write-back was lost must
+// not let a later leader take the same term or a smaller one (docs/safety.md). Answers as
+// plain_check_extend.
 constexpr std::string_view election_proclaim = R"lua(
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] then return v and -1 or 0 end
+if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[3], ARGV[2])
+end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'term', ARGV[2], 'version', ARGV[3], 'value', ARGV[4])
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
@@ -626,7 +632,7 @@ constexpr std::array<row, script_count> rows{{
     {script_id::fair_release, "fair_release", 5, fair_release},
     {script_id::election_release, "election_release", 6, election_release},
     {script_id::election_check_extend, "election_check_extend", 2, election_check_extend},
-    {script_id::election_proclaim, "election_proclaim", 2, election_proclaim},
+    {script_id::election_proclaim, "election_proclaim", 3, election_proclaim},
     {script_id::election_read, "election_read", 2, election_read},
     {script_id::inspect, "inspect", any_keys, inspect},
     {script_id::fenced_access, "fenced_access", 1, fenced_access},

@@ -226,6 +226,22 @@ BOOST_AUTO_TEST_CASE(a_crashed_leader_is_seen_gone_once_its_lock_expired_and_the
     }());
 }
 
+BOOST_FIXTURE_TEST_CASE(a_publication_raises_the_fencing_counter_to_the_term, three_clients)
+{
+    // A node whose token write-back was lost would let a later leader take the same term: the
+    // publication raises its counter as the write-back would have.
+    auto e = a.make_election("jobs");
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard g = co_await e.campaign("one");
+        const std::string term = std::to_string(g.fencing_token());
+        redis_command(nodes[0].port(), {"SET", "redlock:fence:jobs", "0"});
+        co_await e.proclaim(g, "two");
+        BOOST_TEST(redis_command(nodes[0].port(), {"GET", "redlock:fence:jobs"}) == term);
+        co_await g.release();
+        co_return 0;
+    }());
+}
+
 BOOST_FIXTURE_TEST_CASE(a_cancelled_campaign_leaves_the_queue_at_once, three_clients)
 {
     auto first = a.make_election("jobs");
