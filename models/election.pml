@@ -105,7 +105,8 @@
 #define RESTART_DELAY EXPIRY
 #endif
 #endif
-/* Attempts in one run (of all clients together), node crashes, and requests or replies lost. */
+/* Attempts in one run (of all clients together, at most 7: the reader keeps a bit for each),
+   node crashes, and requests or replies lost. */
 #ifndef ATTEMPTS
 #define ATTEMPTS 2
 #endif
