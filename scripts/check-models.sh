@@ -78,6 +78,19 @@ RUNS=(
   "fair.pending_passes          fair      violation -DMUTANT_PENDING_PASSES"
   "fair.no_cleanup              fair      violation -DMUTANT_NO_CLEANUP"
   "fair.wait_forever            fair      violation -DMUTANT_WAIT_FOREVER -DFAULTS=1"
+  "election                     election  verified"
+  "election.crash               election  verified  -DCRASHES=1 -DREADER=0"
+  "election.drift               election  verified  -DEXPIRY=2 -DDRIFT=1 -DREADER=0"
+  "election.pipelined           election  verified  -DQCAP=2 -DREADER=0"
+  "election.small_quorum        election  violation -DMUTANT_SMALL_QUORUM"
+  "election.reader_quorum       election  violation -DMUTANT_READER_QUORUM"
+  "election.unchecked_publish   election  violation -DMUTANT_UNCHECKED_PUBLISH"
+  "election.no_write_back       election  violation -DMUTANT_NO_WRITE_BACK"
+  "election.min_term            election  violation -DMUTANT_MIN_TERM"
+  "election.restart_at_once     election  violation -DMUTANT_RESTART_AT_ONCE -DCRASHES=1 -DREADER=0"
+  "election.no_drift            election  violation -DMUTANT_NO_DRIFT -DEXPIRY=2 -DDRIFT=1 -DREADER=0"
+  "election.reader_no_key       election  violation -DMUTANT_READER_NO_KEY"
+  "election.unchecked_resign    election  violation -DMUTANT_UNCHECKED_RESIGN"
 )
 
 # The NODES=5 verifications of --large, in the same form, each with bounds that let it finish
