@@ -50,13 +50,15 @@
  * clocks, no fault, a reader) keep the exhaustive search under 2 million states. Rows of
  * scripts/check-models.sh add, without the reader (READER=0): a crash with the delayed
  * restart (CRASHES=1), a clock a tick fast (EXPIRY=2 DRIFT=1), two requests per connection
- * (QCAP=2). With one lost request (LOSSES=1), Spin refutes (2): a write-back request lost on
- * its way to a node whose publication then arrives (on a new connection) leaves that node's
- * counter below the term, and a candidate whose attempt began before that leader completed
- * can lead next with the same term.
+ * (QCAP=2), and one lost request or reply (LOSSES=1). A write-back lost on its way to a node
+ * whose publication then arrives (on a new connection) would leave that node's counter below
+ * the term, and a candidate whose attempt began before that leader completed could lead next
+ * with the same term: the publication raises the counter too (MUTANT_PUBLISH_NO_RAISE shows
+ * what happens without it).
  *
  * Mutants (each must be refuted):
  *   MUTANT_SMALL_QUORUM      a quorum one smaller than a majority, for every round
+ *   MUTANT_PUBLISH_NO_RAISE  the publication leaves the fencing counter as it is (with LOSSES=1)
  *   MUTANT_READER_QUORUM     the reader names what a quorum one smaller names
  *   MUTANT_UNCHECKED_PUBLISH a publication is stored whoever holds the key
  *   MUTANT_NO_WRITE_BACK     the term is used without its write-back
@@ -420,6 +422,13 @@ inline serve(c, n)
 #else
             if
             :: key[n] == o ->
+#endif
+#ifndef MUTANT_PUBLISH_NO_RAISE
+                /* The publication raises the counter to the term, as a write-back would. */
+                if
+                :: !has_ctr[n] || ctr[n] < arg -> has_ctr[n] = 1; ctr[n] = arg
+                :: else
+                fi;
 #endif
                 howner[n] = o;
                 if

@@ -82,6 +82,7 @@ RUNS=(
   "election.crash               election  verified  -DCRASHES=1 -DREADER=0"
   "election.drift               election  verified  -DEXPIRY=2 -DDRIFT=1 -DREADER=0"
   "election.pipelined           election  verified  -DQCAP=2 -DREADER=0"
+  "election.loss                election  verified  -DLOSSES=1 -DREADER=0"
   "election.small_quorum        election  violation -DMUTANT_SMALL_QUORUM"
   "election.reader_quorum       election  violation -DMUTANT_READER_QUORUM"
   "election.unchecked_publish   election  violation -DMUTANT_UNCHECKED_PUBLISH"
@@ -91,6 +92,7 @@ RUNS=(
   "election.no_drift            election  violation -DMUTANT_NO_DRIFT -DEXPIRY=2 -DDRIFT=1 -DREADER=0"
   "election.reader_no_key       election  violation -DMUTANT_READER_NO_KEY"
   "election.unchecked_resign    election  violation -DMUTANT_UNCHECKED_RESIGN"
+  "election.publish_no_raise    election  violation -DMUTANT_PUBLISH_NO_RAISE -DLOSSES=1 -DREADER=0"
 )
 
 # The NODES=5 verifications of --large, in the same form, each with bounds that let it finish
