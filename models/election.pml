@@ -61,7 +61,7 @@
  *   MUTANT_PUBLISH_NO_RAISE  the publication leaves the fencing counter as it is (with LOSSES=1)
  *   MUTANT_READER_QUORUM     the reader names what a quorum one smaller names
  *   MUTANT_UNCHECKED_PUBLISH a publication is stored whoever holds the key
- *   MUTANT_NO_WRITE_BACK     the term is used without its write-back
+ *   MUTANT_NO_WRITE_BACK     the term is used without its write-back (nor the publication's raise)
  *   MUTANT_MIN_TERM          the term is the smallest answer of the quorum, not the largest
  *   MUTANT_RESTART_AT_ONCE   a crashed node answers again at once, without its keys
  *                            (with CRASHES=1)
@@ -423,8 +423,9 @@ inline serve(c, n)
             if
             :: key[n] == o ->
 #endif
-#ifndef MUTANT_PUBLISH_NO_RAISE
-                /* The publication raises the counter to the term, as a write-back would. */
+#if !defined(MUTANT_PUBLISH_NO_RAISE) && !defined(MUTANT_NO_WRITE_BACK)
+                /* The publication raises the counter to the term, as a write-back would (the
+                   write-back's mutant leaves out both raises: the term reaches no counter). */
                 if
                 :: !has_ctr[n] || ctr[n] < arg -> has_ctr[n] = 1; ctr[n] = arg
                 :: else
