@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -200,7 +201,13 @@ std::chrono::milliseconds next_look(const mutex_state& m, const leader_view& v)
 {
     const std::chrono::milliseconds refresh = fair_timing_for(m.opts.expiry).refresh;
     if (!v.answered) {
-        return std::max(m.opts.retry_delay(1), std::chrono::milliseconds{1});
+        // A user's delay policy may throw (acquire reports that as delay_failed); an observer
+        // only needs some pause, and looks again after its refresh period then.
+        try {
+            return std::max(m.opts.retry_delay(1), std::chrono::milliseconds{1});
+        } catch (const std::exception&) {
+            return refresh;
+        }
     }
     if (v.lapses_in) {
         return std::min(refresh, *v.lapses_in + std::chrono::milliseconds{1});
