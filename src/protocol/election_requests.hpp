@@ -27,7 +27,8 @@ struct publication
 };
 
 /// Publishes `p` where the lock key holds `owner`, raising the fencing counter to its term
-/// there, and announces it on the election's channel (`leader_channel_suffix`). Read as `read_script_reply` reads (1 ok, 0 missing, -1 taken).
+/// there, and announces it on the election's channel (`leader_channel_suffix`). Read as
+/// `read_script_reply` reads (1 ok, 0 missing, -1 taken).
 request proclaim_request(const lock_shape& lock, std::string_view owner, const publication& p);
 
 /// Who leads on one node: read with `read_leader_reply`, which keeps nothing; the round keeps
