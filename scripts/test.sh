@@ -36,7 +36,10 @@ if command -v ccache >/dev/null; then
 fi
 
 # The docs test builds the API reference with Doxygen.
-install_missing doxygen
+install_missing doxygen clang-format
+# One .clang-format for every C++ file of the project; first, since it takes seconds.
+stage "clang-format"
+git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
 stage "models"
 scripts/check-models.sh
 stage "build (RelWithDebInfo): every target"
@@ -65,18 +68,16 @@ done
 if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   # One build serves both the sanitizers and the second compiler: clang's warnings (as errors),
   # clang-tidy (which reads its compile commands) and every test under ASan+UBSan.
-  stage "clang with ASan+UBSan: build and tests, clang-tidy on src/, clang-format check"
-  install_missing clang clang-tidy clang-format libclang-rt-14-dev
+  stage "clang with ASan+UBSan: build and tests, clang-tidy on src/"
+  install_missing clang clang-tidy libclang-rt-14-dev
   CXX=clang++ scripts/setup.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined \
     -DREDLOCK_BUILD_TESTS=ON -DREDLOCK_BUILD_EXAMPLES=ON -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_WERROR=ON \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
   stage "tests under ASan+UBSan (clang)"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -LE packaging -E '^fault_partition_tests$'
-  stage "clang-tidy on src/, clang-format"
+  stage "clang-tidy on src/"
   find src -name "*.cpp" -print0 | xargs -0 -n 4 -P "$(nproc)" clang-tidy -p build-asan --quiet
-  # One .clang-format for every C++ file of the project.
-  git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
 
   stage "threaded tests under TSan"
   # Only the threaded tests run under TSan, so only they are built.
