@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // http_service: an HTTP/1.1 service (Boost.Beast, C++20 coroutines) whose handler takes a
-// distributed lock per resource, and gives the lock up as soon as nobody wants the answer.
+// distributed lock per resource, and gives the lock up as soon as nobody wants the answer. Its
+// instances elect a leader among themselves, and it exports its locks' metrics to Prometheus.
 //
 //   http_service --listen 127.0.0.1:0 --nodes URL,URL,... [--request-timeout 2s]
+//                [--election NAME]
 //
 // Prints "listening on HOST:PORT" on stdout once bound (port 0: the kernel picks one), then
 // serves, one coroutine per connection, on a single thread:
@@ -20,6 +22,14 @@
 //       a pending acquire is abandoned (it deletes whatever it had set), a running work is
 //       stopped and the lock released. Nothing is answered; the log says "client gone".
 //   GET /healthz  ->  200 {"status":"ok"}
+//   GET /leader   ->  200 {"leader":"HOST:PORT","term":N,"self":true|false}
+//       The instance that leads the election --election (default "http_service"), as a quorum
+//       of the nodes names it: every instance campaigns from its start with its own address,
+//       and the first to campaign leads until it stops (its successor is the next in line).
+//       404 {"error":"no leader"} between two leaders; 503 when no quorum answered.
+//   GET /metrics  ->  200, the Prometheus text format: the lock events of every lock this
+//       instance took (redlock::prometheus_metrics: redlock_acquire_seconds,
+//       redlock_held_seconds, ...) and its nodes' request counters.
 //
 // --request-timeout (default 2s; "1500ms", "1.5s", "1m", or plain seconds) bounds how long a
 // request may wait for its lock; once the lock is held, the work runs to its end.
@@ -28,8 +38,11 @@
 // "shutting down"), wait for the releases (client::async_shutdown), exit 0.
 // Exit status 1 when the address cannot be bound, 2 for bad arguments.
 
+#include <redlock/prometheus.hpp>
 #include <redlock/redlock.hpp>
 
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -58,6 +71,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -95,13 +109,14 @@ struct settings
     tcp::endpoint listen;
     std::vector<std::string> nodes;
     std::chrono::milliseconds request_timeout{2000};
+    std::string election = "http_service";
 };
 
 [[noreturn]] void usage(const std::string& problem)
 {
     std::cerr << "http_service: " << problem << "\n"
               << "usage: http_service --listen HOST:PORT --nodes URL,URL,... "
-                 "[--request-timeout 2s]\n"
+                 "[--request-timeout 2s] [--election NAME]\n"
                  "  e.g. http_service --listen 127.0.0.1:0 --nodes "
                  "redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003\n";
     std::exit(2);
@@ -197,6 +212,11 @@ settings parse_args(int argc, char** argv)
                       "' is not a positive duration such as 2s or 1500ms");
             }
             s.request_timeout = *d;
+        } else if (arg == "--election") {
+            if (value.empty()) {
+                usage("--election: the name is empty");
+            }
+            s.election = std::string(value);
         } else {
             usage("unknown argument '" + std::string(arg) + "'");
         }
@@ -246,8 +266,9 @@ std::string json_string(std::string_view text)
 struct reply
 {
     http::status status = http::status::internal_server_error;
-    std::string body;  // JSON
+    std::string body;  // JSON, unless content_type says otherwise
     std::string note;
+    std::string_view content_type = "application/json";
 };
 
 reply error_reply(http::status status, std::string_view message, std::string note = {})
@@ -259,18 +280,27 @@ reply error_reply(http::status status, std::string_view message, std::string not
 
 struct server
 {
-    server(asio::io_context& io, redlock::client& l, const settings& s)
+    server(asio::io_context& io, redlock::client& l, const settings& s,
+           const prometheus::Registry& r)
         : ex(io.get_executor()),
           locks(l),
           request_timeout(s.request_timeout),
+          election(l.make_election(s.election)),
+          registry(r),
           acceptor(io),
-          drained(io)
+          drained(io),
+          campaign_ended(io)
     {
     }
 
     asio::any_io_executor ex;
     redlock::client& locks;
     std::chrono::milliseconds request_timeout;
+    redlock::election election;
+    std::string address;  // this instance's HOST:PORT, its value in the election
+    const prometheus::Registry& registry;
+    // Ends the campaign (or the leadership) when the service stops.
+    asio::cancellation_signal stop_campaign;
     tcp::acceptor acceptor;
     bool stopping = false;
     // One stop signal per connection: SIGTERM emits them all (terminal cancellation).
@@ -278,6 +308,9 @@ struct server
     std::uint64_t next_session = 0;
     // Cancelled when the last connection has ended while stopping.
     asio::steady_timer drained;
+    // Cancelled when the campaign has ended, its leadership's release scheduled.
+    asio::steady_timer campaign_ended;
+    bool campaign_over = false;
 };
 
 // Whether a reserve request got its lock; the connection reads it for the log when the request
@@ -395,11 +428,65 @@ asio::awaitable<void> client_gone(beast::tcp_stream& stream, beast::flat_buffer&
     co_await forever.async_wait(asio::use_awaitable);
 }
 
+// ---- GET /metrics, GET /leader ----
+
+reply metrics_reply(const server& srv)
+{
+    return {http::status::ok,
+            prometheus::TextSerializer().Serialize(srv.registry.Collect()),
+            {},
+            "text/plain; version=0.0.4"};
+}
+
+asio::awaitable<reply> leader_reply(server& srv)
+{
+    auto [ec, now] = co_await srv.election.async_leader(asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+        co_return error_reply(http::status::service_unavailable, "the lock service is unavailable",
+                              "leader: " + ec.message());
+    }
+    if (!now) {
+        co_return error_reply(http::status::not_found, "no leader");
+    }
+    co_return reply{http::status::ok,
+                    "{\"leader\":" + json_string(now->value) +
+                        ",\"term\":" + std::to_string(now->term) +
+                        ",\"self\":" + (now->value == srv.address ? "true" : "false") + "}",
+                    {}};
+}
+
+// Campaigns until the service stops, and again whenever a leadership is lost (its nodes out of
+// reach past its validity). Stopping cancels the campaign, or ends the leadership: the guard's
+// destructor resigns, and client::async_shutdown waits for that.
+asio::awaitable<void> lead(server& srv)
+{
+    while (!srv.stopping) {
+        auto [ec, leadership] =
+            co_await srv.election.async_campaign(srv.address, asio::as_tuple(asio::use_awaitable));
+        if (srv.stopping || ec == asio::error::operation_aborted) {
+            co_return;
+        }
+        if (ec) {
+            std::cerr << "election: " << ec.message() << "; campaigning again in 1 s\n";
+            asio::steady_timer pause(srv.ex, 1s);
+            co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+            continue;
+        }
+        std::cerr << "election " << srv.election.name() << ": leading, term "
+                  << leadership.fencing_token() << "\n";
+        auto [lost] = co_await leadership.async_wait_lost(asio::as_tuple(asio::use_awaitable));
+        if (srv.stopping || lost == asio::error::operation_aborted) {
+            co_return;
+        }
+        std::cerr << "election: leadership ended (" << lost.message() << "); campaigning again\n";
+    }
+}
+
 // ---- a connection ----
 
 struct route
 {
-    enum class kind { healthz, reserve, other } what = kind::other;
+    enum class kind { healthz, metrics, leader, reserve, other } what = kind::other;
     reply immediate;  // for healthz and errors
     std::string resource;
     std::chrono::milliseconds work_time{0};
@@ -430,12 +517,14 @@ route route_request(const http::request<http::string_body>& req)
     const std::string_view query =
         question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
 
-    if (path == "/healthz") {
+    if (path == "/healthz" || path == "/metrics" || path == "/leader") {
         if (req.method() != http::verb::get) {
             r.immediate = error_reply(http::status::method_not_allowed, "use GET");
             return r;
         }
-        r.what = route::kind::healthz;
+        r.what = path == "/healthz"   ? route::kind::healthz
+                 : path == "/metrics" ? route::kind::metrics
+                                      : route::kind::leader;
         r.immediate = {http::status::ok, "{\"status\":\"ok\"}", {}};
         return r;
     }
@@ -532,7 +621,11 @@ asio::awaitable<void> session(server& srv, tcp::socket socket)
 
         route r = route_request(req);
         reply answer = std::move(r.immediate);
-        if (r.what == route::kind::reserve && srv.stopping) {
+        if (r.what == route::kind::metrics) {
+            answer = metrics_reply(srv);
+        } else if (r.what == route::kind::leader) {
+            answer = co_await leader_reply(srv);
+        } else if (r.what == route::kind::reserve && srv.stopping) {
             answer = error_reply(http::status::service_unavailable, "shutting down", "stopping");
         } else if (r.what == route::kind::reserve) {
             // The handler races a read of the socket: if the client goes away first, the handler
@@ -571,7 +664,7 @@ asio::awaitable<void> session(server& srv, tcp::socket socket)
         log_request(req, static_cast<int>(answer.status), received, answer.note);
         http::response<http::string_body> res{answer.status, req.version()};
         res.set(http::field::server, "redlock-http-service");
-        res.set(http::field::content_type, "application/json");
+        res.set(http::field::content_type, answer.content_type);
         res.keep_alive(req.keep_alive() && !srv.stopping);
         res.body() = std::move(answer.body) + "\n";
         res.prepare_payload();
@@ -644,6 +737,7 @@ asio::awaitable<void> stop_on_signal(server& srv, asio::io_context& io)
     std::cerr << "signal " << number << ": stopping (" << srv.sessions.size()
               << " connection(s) open)\n";
     srv.stopping = true;
+    srv.stop_campaign.emit(asio::cancellation_type::terminal);
     boost::system::error_code ignored;
     srv.acceptor.close(ignored);
     for (auto& [id, stop] : srv.sessions) {
@@ -654,6 +748,12 @@ asio::awaitable<void> stop_on_signal(server& srv, asio::io_context& io)
         co_await srv.drained.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     const bool drained = srv.sessions.empty();
+    // client::async_shutdown waits for the releases guards have scheduled, not for guards
+    // still alive: the leadership's guard must be gone first.
+    if (!srv.campaign_over) {
+        srv.campaign_ended.expires_after(drain_timeout);
+        co_await srv.campaign_ended.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
 
     asio::steady_timer limit(srv.ex, shutdown_timeout);
     auto [order, shutdown_error, limit_error] =
@@ -679,14 +779,20 @@ int main(int argc, char** argv)
     const settings s = parse_args(argc, argv);
 
     asio::io_context io;
+    // Declared before the client: the observer and the watch must not outlive them.
+    prometheus::Registry registry;
+    redlock::prometheus_metrics metrics(registry);
     std::optional<redlock::client> locks;
     try {
-        locks.emplace(io.get_executor(), redlock::config::from_urls(s.nodes));
+        redlock::config cfg = redlock::config::from_urls(s.nodes);
+        cfg.observer = metrics.observer();
+        locks.emplace(io.get_executor(), std::move(cfg));
     } catch (const boost::system::system_error& e) {
         usage(std::string("--nodes: ") + e.what());
     }
+    metrics.watch(*locks);
 
-    server srv(io, *locks, s);
+    server srv(io, *locks, s, registry);
     try {
         srv.acceptor.open(s.listen.protocol());
         srv.acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -698,6 +804,9 @@ int main(int argc, char** argv)
         return 1;
     }
     const tcp::endpoint bound = srv.acceptor.local_endpoint();
+    std::ostringstream address;
+    address << bound;
+    srv.address = address.str();
     std::cout << "listening on " << bound << std::endl;
     std::cerr << "http_service: " << s.nodes.size() << " node(s), request timeout "
               << s.request_timeout.count() << " ms\n";
@@ -709,6 +818,13 @@ int main(int argc, char** argv)
     };
     asio::co_spawn(io, accept_loop(srv), report);
     asio::co_spawn(io, stop_on_signal(srv, io), report);
+    asio::co_spawn(io, lead(srv),
+                   asio::bind_cancellation_slot(srv.stop_campaign.slot(),
+                                                [&srv, report](std::exception_ptr e) {
+                                                    srv.campaign_over = true;
+                                                    srv.campaign_ended.cancel();
+                                                    report(e);
+                                                }));
     try {
         io.run();
     } catch (const std::exception& e) {

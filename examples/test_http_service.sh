@@ -15,8 +15,13 @@
 #   5. a client that gives up (curl --max-time 0.5) while waiting for a held lock cancels the
 #      acquire: the log says so, it never got the lock, and once the holder is done no key is
 #      left; a client that gives up during the work gets its lock released at once;
-#   6. SIGTERM with requests in flight: they get 503 "shutting down", the service exits 0 within
-#      2 s, and no key is left on any node.
+#   6. GET /metrics answers the Prometheus text format with the lock events of the requests
+#      above (7 mutex acquires granted, 2 abandoned, 7 holds, the leadership's acquire) and
+#      every node's request counter, and no lock name in any label;
+#   7. GET /leader names the first instance; a second instance names the first too;
+#   8. SIGTERM with requests in flight: they get 503 "shutting down", the service exits 0 within
+#      2 s; the second instance leads at once, with a greater term; once it is stopped too, no
+#      key is left on any node but the counters of fencing tokens and queue tickets.
 # Everything started here is stopped on exit. Needs curl, redis-server and redis-cli.
 set -euo pipefail
 
@@ -127,25 +132,68 @@ wait_log() {
 redis_nodes_start 3
 nodes=$(IFS=,; echo "${REDIS_NODE_URLS[*]}")
 
-# Created here: the background shell opens them only when it gets to run, maybe after the
-# first look below.
-: >"$work/service.out"
-: >"$work/service.err"
-"$service" --listen 127.0.0.1:0 --nodes "$nodes" --request-timeout 1s \
-  >"$work/service.out" 2>"$work/service.err" &
-service_pid=$!
-port=
-for _ in $(seq 100); do  # at most 10 s
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/service.out")
-  [ -n "$port" ] && break
-  kill -0 "$service_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [ -z "$port" ]; then
-  echo "FAIL: the service did not print 'listening on'; its stderr:"
-  cat "$work/service.err"
-  exit 1
-fi
+# start_service NAME: starts an instance whose output goes to $work/NAME.out and .err, waits for
+# its port, and sets started_pid and started_port.
+start_service() {
+  # Created here: the background shell opens them only when it gets to run, maybe after the
+  # first look below.
+  : >"$work/$1.out"
+  : >"$work/$1.err"
+  "$service" --listen 127.0.0.1:0 --nodes "$nodes" --request-timeout 1s \
+    >"$work/$1.out" 2>"$work/$1.err" &
+  started_pid=$!
+  started_port=
+  for _ in $(seq 100); do  # at most 10 s
+    started_port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/$1.out")
+    [ -n "$started_port" ] && break
+    kill -0 "$started_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$started_port" ]; then
+    echo "FAIL: the instance $1 did not print 'listening on'; its stderr:"
+    cat "$work/$1.err"
+    exit 1
+  fi
+}
+# stop_service PID: SIGTERM, then waits at most 4 s for it to exit (a hang is reported, not
+# waited out); sets stop_status (empty while it runs) and stop_ms.
+stop_service() {
+  local t0
+  t0=$(now_ms)
+  kill -TERM "$1"
+  stop_status=
+  for _ in $(seq 80); do
+    if ! kill -0 "$1" 2>/dev/null; then
+      stop_status=0
+      wait "$1" || stop_status=$?
+      break
+    fi
+    sleep 0.05
+  done
+  stop_ms=$(($(now_ms) - t0))
+}
+# get_leader PORT OUT: GET /leader of the instance on PORT; the body goes to OUT, the status to
+# OUT.meta.
+get_leader() {
+  curl -s -o "$2" -w '%{http_code}\n' --max-time 5 "http://127.0.0.1:$1/leader" >"$2.meta" || true
+}
+# wait_leader PORT OUT WANT SECONDS: until /leader on PORT names WANT (HOST:PORT), at most
+# SECONDS s.
+wait_leader() {
+  local deadline=$(($(now_ms) + $4 * 1000))
+  while (($(now_ms) < deadline)); do
+    get_leader "$1" "$2"
+    grep -q "\"leader\":\"$3\"" "$2" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# metric NAME{LABELS} FILE: the value of one series in a scrape (empty when absent).
+metric() { awk -v series="$1" '$1 == series { print $2 }' "$2"; }
+
+start_service service
+service_pid=$started_pid
+port=$started_port
 base=http://127.0.0.1:$port
 echo "service on port $port, redis on ports ${REDIS_NODE_PORTS[*]}"
 
@@ -256,7 +304,64 @@ else
   cat "$work/service.err"
 fi
 
-# 6. SIGTERM with a holder and a waiter in flight.
+# 6. metrics: the requests above took 7 locks and gave up 2 acquires (the deadline and the
+# client gone while waiting); each hold is observed at its release, the last one (Y) maybe just
+# after its key went.
+scrape() {
+  curl -s -o "$work/metrics" -w '%{http_code} %{content_type}\n' --max-time 5 "$base/metrics" \
+    >"$work/metrics.meta" || true
+}
+deadline=$(($(now_ms) + 2000))
+scrape
+while [ "$(metric 'redlock_held_seconds_count{type="mutex"}' "$work/metrics")" != 7 ] &&
+  (($(now_ms) < deadline)); do
+  sleep 0.05
+  scrape
+done
+problems=()
+[ "$(cut -d' ' -f1 "$work/metrics.meta")" = 200 ] || problems+=("status $(cat "$work/metrics.meta")")
+grep -q ' text/plain; version=0.0.4$' "$work/metrics.meta" || problems+=("content type: $(cat "$work/metrics.meta")")
+for series in 'redlock_acquire_seconds_count{outcome="acquired",type="mutex"} 7' \
+  'redlock_acquire_seconds_count{outcome="aborted",type="mutex"} 2' \
+  'redlock_held_seconds_count{type="mutex"} 7' \
+  'redlock_acquire_seconds_count{outcome="acquired",type="election"} 1'; do
+  [ "$(metric "${series% *}" "$work/metrics")" = "${series##* }" ] ||
+    problems+=("want '$series', got '$(metric "${series% *}" "$work/metrics")'")
+done
+grep -q '^redlock_acquire_seconds_bucket{outcome="acquired",type="mutex",le="0.005"} ' "$work/metrics" ||
+  problems+=("no bucket le=0.005 of the mutex's acquires")
+for node_port in "${REDIS_NODE_PORTS[@]}"; do
+  replies=$(metric "redlock_node_requests_total{node=\"127.0.0.1:$node_port\",outcome=\"reply\"}" "$work/metrics")
+  ((${replies:-0} > 0)) || problems+=("no replies counted for node 127.0.0.1:$node_port")
+done
+if grep -q 'resource:' "$work/metrics"; then
+  problems+=("a lock name in a label: $(grep -m1 'resource:' "$work/metrics")")
+fi
+if [ ${#problems[@]} = 0 ]; then
+  pass "GET /metrics: the lock events and node counters of the requests above"
+else
+  fail "GET /metrics: $(printf '%s; ' "${problems[@]}")"
+  cat "$work/metrics"
+fi
+
+# 7. the leader: this instance (it campaigned first); a second instance names it too.
+if wait_leader "$port" "$work/leader" "127.0.0.1:$port" 3 && grep -q '"self":true' "$work/leader"; then
+  pass "GET /leader -> $(cat "$work/leader")"
+else
+  fail "GET /leader -> $(cat "$work/leader.meta") $(cat "$work/leader")"
+fi
+first_term=$(json_number term "$work/leader")
+start_service second
+second_pid=$started_pid
+second_port=$started_port
+background+=("$second_pid")
+if wait_leader "$second_port" "$work/leader2" "127.0.0.1:$port" 3 && grep -q '"self":false' "$work/leader2"; then
+  pass "the second instance's GET /leader -> $(cat "$work/leader2")"
+else
+  fail "the second instance's GET /leader -> $(cat "$work/leader2.meta") $(cat "$work/leader2")"
+fi
+
+# 8. SIGTERM with a holder and a waiter in flight.
 start_reserve Z 5000 "$work/term1"
 start_reserve Z 5000 "$work/term2"
 if ! wait_keys 'resource:Z' 5 some; then
@@ -266,37 +371,46 @@ fi
 if ! wait_waiter 'resource:Z' 5; then
   fail "the second request never waited for resource:Z"
 fi
-t0=$(now_ms)
-kill -TERM "$service_pid"
-exit_status=
-for _ in $(seq 40); do  # at most 4 s, so that a hang is reported, not waited out
-  if ! kill -0 "$service_pid" 2>/dev/null; then
-    exit_status=0
-    wait "$service_pid" || exit_status=$?
-    break
-  fi
-  sleep 0.05
-done
-stop_ms=$(($(now_ms) - t0))
-if [ "$exit_status" = 0 ] && ((stop_ms < 2000)); then
+stop_service "$service_pid"
+stopped_at=$(now_ms)
+if [ "$stop_status" = 0 ] && ((stop_ms < 2000)); then
   pass "SIGTERM: exit 0 after $stop_ms ms"
   service_pid=
 else
-  fail "SIGTERM: exit status '${exit_status:-still running}' after $stop_ms ms"
+  fail "SIGTERM: exit status '${stop_status:-still running}' after $stop_ms ms"
 fi
-wait "${background[@]}" || true
-background=()
+# The first resigned as it stopped: the second, next in line, leads.
+if wait_leader "$second_port" "$work/leader2" "127.0.0.1:$second_port" 3 &&
+  (($(json_number term "$work/leader2") > ${first_term:-0})); then
+  pass "the second instance leads $(($(now_ms) - stopped_at)) ms after the first stopped: $(cat "$work/leader2")"
+else
+  fail "after the first stopped, the second's GET /leader -> $(cat "$work/leader2.meta") $(cat "$work/leader2")"
+fi
+for pid in "${background[@]}"; do
+  [ "$pid" = "$second_pid" ] || wait "$pid" || true
+done
+background=("$second_pid")
 if [ "$(status_of "$work/term1")" = 503 ] && [ "$(status_of "$work/term2")" = 503 ] &&
   grep -q 'shutting down' "$work/term1" && grep -q 'shutting down' "$work/term2"; then
   pass "requests in flight at SIGTERM -> 503 shutting down"
 else
   fail "in flight at SIGTERM: $(status_of "$work/term1") $(cat "$work/term1") / $(status_of "$work/term2") $(cat "$work/term2")"
 fi
-leftover=$(keys_on_nodes '*')
+stop_service "$second_pid"
+if [ "$stop_status" = 0 ]; then
+  pass "the second instance: exit 0 after $stop_ms ms"
+  background=()
+else
+  fail "the second instance: exit status '${stop_status:-still running}' after $stop_ms ms"
+fi
+# Counters outlive the locks on purpose: a token or a ticket must never be handed out twice.
+leftover=$(keys_on_nodes '*' | sed -E 's/ redlock:(fence|ticket):[^ ]*//g' | grep -v '^[0-9]*: *$' || true)
 if [ -z "$leftover" ]; then
-  pass "no key left on any node after SIGTERM"
+  pass "no key left on any node after SIGTERM but counters"
 else
   fail "keys left after SIGTERM: $leftover"
+  echo "---- the second instance's log"
+  cat "$work/second.err"
 fi
 
 echo "---- service log"
