@@ -230,6 +230,9 @@ class acquisition
     acquire_fsm::action handed_over();
     guard_result failed(error_code ec) const
     {
+        if (ec == error::taken) {
+            ec = m_->rules->busy;  // as the kind reports a lock others hold
+        }
         emit(*m_, lock_event_kind::acquire_failed, began_, fsm_.attempt_number(), ec);
         return {ec, failed_guard(m_, rep_)};
     }

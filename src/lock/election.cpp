@@ -81,10 +81,6 @@ asio::awaitable<guard_result> campaign_op(std::shared_ptr<mutex_state> m, std::s
         co_return guard_result{error::invalid_argument, guard{}};
     }
     auto [ec, g] = co_await acquire_op(m, false);
-    if (ec == error::taken) {
-        // Only options::wait ends a campaign that others lead ahead of.
-        co_return guard_result{error::failed, std::move(g)};
-    }
     if (ec) {
         co_return guard_result{ec, std::move(g)};
     }

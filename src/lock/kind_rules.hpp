@@ -7,6 +7,7 @@
 // asks which kind it is; a new kind is a new row, its scripts (protocol/scripts.hpp) and, if
 // it waits differently, its own state machine.
 
+#include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
 #include "lock/wake_rule.hpp"
@@ -63,6 +64,10 @@ struct kind_rules
     bool writer_intent;
     /// Its holders hold together (`guard::shared`), so no fencing token orders them.
     bool shared;
+    /// What an acquire completes with (and its `acquire_failed` event says) when its attempts
+    /// end with others holding the lock: `error::taken`; `error::failed` for an election,
+    /// whose campaign waits whoever leads, so only its `options::wait` ends it.
+    error busy;
     /// A node that refuses an attempt writes nothing (no key, no entry), so an attempt that
     /// every node refused is not cleaned up. Not so for a fair lock: its attempt commits the
     /// waiter's entry, and its clean-up stamps the entry so that a release may hand it the key.

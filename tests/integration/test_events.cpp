@@ -196,6 +196,24 @@ BOOST_FIXTURE_TEST_CASE(a_taken_lock_tells_acquire_failed_with_taken, observed_n
     BOOST_TEST(log.last().name == "busy");
 }
 
+// An election's campaign waits whoever leads: its wait ends it with `failed`, and the event
+// says what the caller got.
+BOOST_FIXTURE_TEST_CASE(a_campaign_whose_wait_passes_tells_acquire_failed_with_failed,
+                        observed_nodes)
+{
+    auto leading = other.make_election("jobs");
+    auto waiting = c.make_election("jobs", {.wait = 200ms});
+    run(io, [&]() -> asio::awaitable<int> {
+        redlock::guard leadership = co_await leading.campaign("first");
+        auto [ec, g] = co_await waiting.async_campaign("second", asio::as_tuple(asio::deferred));
+        BOOST_TEST(ec == redlock::error::failed);
+        co_return 0;
+    }());
+    BOOST_TEST_REQUIRE(log.kinds() == (kinds{acquire_failed}));
+    BOOST_TEST(log.last().error == redlock::error::failed);
+    BOOST_TEST(log.last().type == "election");
+}
+
 BOOST_FIXTURE_TEST_CASE(an_acquire_that_retried_counts_its_attempts, observed_nodes)
 {
     // Locks are made outside co_await expressions: g++ 12 may destroy a temporary there twice.
