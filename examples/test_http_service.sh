@@ -40,6 +40,8 @@ done
 
 # shellcheck source=scripts/redis-nodes.sh
 source "$here/../scripts/redis-nodes.sh"
+# shellcheck source=examples/test_support.sh
+source "$here/test_support.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/http-service-test-XXXXXX")
 service_pid=
@@ -56,18 +58,7 @@ cleanup() {
   redis_nodes_stop
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-failures=0
-pass() { echo "PASS: $*"; }
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+cleanup_on_exit cleanup
 json_number() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2"; }
 
 # reserve RESOURCE WORK_MS OUT: POST /reserve/RESOURCE?work_ms=WORK_MS; the body goes to OUT,

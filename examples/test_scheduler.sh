@@ -25,6 +25,8 @@ fi
 
 # shellcheck source=scripts/redis-nodes.sh
 source "$here/../scripts/redis-nodes.sh"
+# shellcheck source=examples/test_support.sh
+source "$here/test_support.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/scheduler-test-XXXXXX")
 declare -A pid_of=()
@@ -36,18 +38,7 @@ cleanup() {
   redis_nodes_stop
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-failures=0
-pass() { echo "PASS: $*"; }
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+cleanup_on_exit cleanup
 
 # Waits (at most $3 ms) until the log of instance $1 has a line matching $2.
 wait_line() {
