@@ -7,11 +7,13 @@
 # Starts 4 redis-servers on free loopback ports (the first is the jobs' resource, the others
 # the election's nodes) and instances A, B and C, then checks:
 #   1. one instance leads and runs jobs, and every instance names it as the leader;
-#   2. after the leader is killed (SIGKILL), another leads within its lock's expiry (2 s) and
-#      a second of slack, with a greater term, and the last instance names it;
+#   2. after the leader is killed (SIGKILL), another leads within its lock's expiry (2 s), a
+#      refresh period (the successor's wait for its turn, 0.5 s) and 1.5 s of slack for a loaded
+#      machine, with a greater term, and the last instance names it;
 #   3. the jobs go on from where the killed leader left them: no job number twice, and (once
 #      all have stopped) the resource's count is the last job's number;
-#   4. the new leader stopped by SIGTERM resigns: the last instance leads within a second, and
+#   4. the new leader stopped by SIGTERM resigns: the last instance leads within 2 s (it takes
+#      milliseconds: the resignation names it, and it attempts at once), and
 #      exits 0 on SIGTERM too; no key is left on the nodes but counters.
 # Everything started here is stopped on exit. Needs redis-server and redis-cli.
 set -euo pipefail
@@ -100,13 +102,14 @@ else
   show_logs A B C
 fi
 
-# 2. The leader killed: its lock expires within 2 s, then the next in line leads.
+# 2. The leader killed: its lock expires within 2 s, then the next in line leads at its next
+# look (a refresh period, 0.5 s, at most).
 kill -KILL "${pid_of[$first]}"
 wait "${pid_of[$first]}" 2>/dev/null || true
 unset 'pid_of[A]'
 killed_at=$(now_ms)
 jobs_before=$(grep -c '^A: job ' "$work/A.out" || true)
-deadline=$((killed_at + 3000))
+deadline=$((killed_at + 4000))
 second=
 while [ -z "$second" ] && (($(now_ms) < deadline)); do
   second=$(leading_in B C)
@@ -123,7 +126,7 @@ if [ -n "$second" ]; then
     fail "after the kill: $second leads with term $second_term; $third's view: '$(last_view "$third")'"
   fi
 else
-  fail "nobody led within 3 s of A's kill"
+  fail "nobody led within 4 s of A's kill"
   show_logs B C
   exit 1
 fi
@@ -137,7 +140,7 @@ stopped_at=$(now_ms)
 status=0
 wait "${pid_of[$second]}" || status=$?
 unset "pid_of[$second]"
-if [ "$status" = 0 ] && wait_line "$third" "^$third: leading, term " 1000; then
+if [ "$status" = 0 ] && wait_line "$third" "^$third: leading, term " 2000; then
   pass "$second exits 0 on SIGTERM and $third leads $(($(now_ms) - stopped_at)) ms later"
 else
   fail "$second exited $status; $third's log: $(tail -n 3 "$work/$third.out" | tr '\n' '|')"
