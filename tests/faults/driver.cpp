@@ -54,7 +54,7 @@
 // the row gives per failover the locks that got a second owner, the time until the new master
 // was in charge and the time until locking resumed.
 //
-// Six more scenarios start processes of their own instead (see their functions below):
+// Seven more scenarios start processes of their own instead (see their functions below):
 // stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
 // leave no key behind once they resume), processes-share-a-key (four processes with three
 // waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
@@ -65,7 +65,12 @@
 // served), fair-order (a fair mutex, four processes with three waiters each, every node up:
 // no waiter overtaken by one that began to join after it had joined, no overlap, every
 // process served) and fair-node-stopped (the same with one node after another stopped: no
-// overtaking either, and the longest wait below a bound derived from the queue's timing).
+// overtaking either, and the longest wait below a bound derived from the queue's timing), and
+// election-leaders-killed-nodes-stopped (four candidates of an election on 5 nodes, each
+// leading 2 s at a time, its current leader SIGKILLed three times and replaced by a fresh
+// candidate while one node after another is stopped: never two leaders within their validity,
+// terms that grow, a new leader within 1400 ms of each kill, and at the end every observer
+// naming the current leader within one expiry of its grant).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
