@@ -33,10 +33,11 @@
 //
 // One more scenario partitions an election (its function below has the details):
 //
-//   election-leader-cut-off   four processes in mode elect (a candidate leading 8 s at a
-//                             time and an observer each); once every observer names the
-//                             first leader, its process is put with nodes 0 and 1 on one
-//                             side, the others with nodes 2 to 4 on the other, for 3 s
+//   election-leader-cut-off   four processes in mode elect (a candidate that leads until
+//                             it loses the lead, and an observer each); once every
+//                             observer names the first leader, its process is put with
+//                             nodes 0 and 1 on one side, the others with nodes 2 to 4 on
+//                             the other, for 3 s
 //
 // Asserted: never two leaders within their validity, terms that grow, the cut-off leader's
 // guard reports its loss during the fault, a candidate of the majority side leads within
@@ -809,10 +810,10 @@ void partition_scenario(fault f, lock_kind k)
 
 // ---- the election: its leader cut off with a minority of nodes ----
 //
-// Four processes in mode elect (one candidate, leading 8 s at a time, and one observer each)
-// on 5 servers. Once a leader was granted and every observer names it, its process is put on
-// one side with nodes 0 and 1, the other processes on the other side with nodes 2 to 4, for
-// 3 s; then the network heals.
+// Four processes in mode elect on 5 servers, each with one candidate, which leads until it
+// loses the lead, and one observer. Once a leader was granted and every observer names it,
+// its process is put on one side with nodes 0 and 1, the other processes on the other side
+// with nodes 2 to 4, for 3 s; then the network heals.
 //
 // Asserted: never two leaders at once (a grant before the previous leader's validity ended,
 // unless it had begun to resign), terms grow; the cut-off leader's guard reports the loss
@@ -823,7 +824,11 @@ void partition_scenario(fault f, lock_kind k)
 // majority's nodes before the cut, so its key lapses there within one expiry of the cut; the
 // next candidate attempts on its refresh (expiry / 4) at the latest; its attempt, its token's
 // write-back and its publication each take at most a per-node deadline (expiry x 0.05).
-constexpr ms election_hold = 8000ms;  // longer than the run after the grant: nobody resigns
+//
+// A leader leads longer than the whole run (30 s at the most, the warm-up limit included):
+// only the cut-off one resigns, after its loss, so that the leader the observers must name
+// after the heal is the one granted in the fault.
+constexpr ms election_hold = 60s;
 constexpr ms successor_bound = expiry + expiry / 4 + 3 * (expiry * 5 / 100);
 // After the heal the cut-off process reconnects (connect timeout and reconnect pause, 250 ms
 // each at most) and its observer looks again.
