@@ -32,7 +32,7 @@
 // acquisition's per-node report follows its `acquire_failed` line as `acquire_report`). SIGTERM
 // ends the run early: the worker finishes its current section and exits as after D ms.
 //
-// Two more modes serve scenarios that need no resource server (--resource-port may be left
+// Three more modes serve scenarios that need no resource server (--resource-port may be left
 // out for them):
 //
 //   --mode waiters --waiters N [--permits L | --shared-percent P]   N coroutines of this one
