@@ -2480,18 +2480,25 @@ class candidates
                         std::to_string(election_expiry.count()), "--work-ms",
                         std::to_string(election_hold.count()), "--duration-ms", "60000"},
                     log));
-        wait_line(readers_.at(id), *workers_.at(id), "ready", ready_timeout);
+        // Not wait_line: it would drop what the worker logs right after its ready line.
+        if (!poll_until([&] { return ready_.count(id) != 0 || !alive(id); },
+                        steady::now() + ready_timeout) ||
+            !alive(id))
+            throw std::runtime_error("worker " + std::to_string(id) + " did not start (" +
+                                     workers_.at(id)->describe_status() + ")");
     }
 
     // SIGKILL: it dies at once, in whatever it was doing.
     void kill(int id) { workers_.at(id)->kill(); }
+
+    bool alive(int id) { return !workers_.at(id)->wait_exit(steady::now()); }  // never blocks
 
     // The ids of the candidates still running.
     std::vector<int> alive()
     {
         std::vector<int> out;
         for (auto& [id, w] : workers_)
-            if (!w->wait_exit(steady::now()))  // reaps, never blocks
+            if (alive(id))
                 out.push_back(id);
         return out;
     }
@@ -2506,6 +2513,8 @@ class candidates
                     continue;
                 if (!rf::read_election_line(*line, id, log_))
                     problems_.push_back("worker " + std::to_string(id) + " (bad): " + text);
+                else if (line->kind == "ready")
+                    ready_.insert(id);
                 else if (line->kind == "campaign_failed")
                     ++campaign_failures_;
                 else if (line->kind == "lost")
@@ -2556,6 +2565,7 @@ class candidates
     std::map<int, rf::log_reader> readers_;
     std::map<int, std::unique_ptr<worker_process>> workers_;
     std::set<int> killed_;
+    std::set<int> ready_;
     rf::election_log log_;
     std::vector<std::string> problems_;
     std::size_t campaign_failures_ = 0;
