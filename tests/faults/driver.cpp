@@ -69,7 +69,7 @@
 // election-leaders-killed-nodes-stopped (four candidates of an election on 5 nodes, each
 // leading 2 s at a time, its current leader SIGKILLed three times and replaced by a fresh
 // candidate while one node after another is stopped: never two leaders within their validity,
-// terms that grow, a new leader within 1400 ms of each kill, and at the end every observer
+// terms that grow, a new leader within 1500 ms of each kill, and at the end every observer
 // naming the current leader within one expiry of its grant).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
@@ -2446,14 +2446,17 @@ constexpr ms election_hold = 2000ms;
 constexpr ms election_kill_delay_min = 100ms;  // after the grant: well within the 2 s hold
 constexpr ms election_kill_delay_max = 400ms;
 // From a kill to the next grant: the killed leader's last extension reached the running nodes
-// before the kill, so its key lapses there within one expiry of it (a stopped node may keep it
-// longer, but it is one of five); the next candidate in the queue, not told of the lapse,
-// attempts on its next refresh, at most a refresh period (expiry / 4) later; its attempt, its
-// token's write-back and its publication are each decided by the running majority within a
-// per-node deadline (expiry x 0.05). The kill's moment is taken before the signal is sent.
+// before the kill, so its key lapses there within one expiry of the kill (a stopped node may
+// keep it longer, but it is one of five). The next candidate in the queue is not told of the
+// lapse: an attempt it began just before fails, and a failed attempt waits for every node or
+// its per-node deadline (expiry x 0.05: with a node stopped it waits that long), then its
+// clean-up round (at most a deadline too); then it pauses for its refresh period (expiry / 4)
+// and attempts again, and that attempt, its token's write-back and its publication each take
+// at most a per-node deadline: 1000 + 250 + 5 x 50 = 1500 ms. The kill's moment is taken
+// before the signal is sent.
 constexpr ms election_refresh = election_expiry / 4;
 constexpr ms election_node_deadline = election_expiry * 5 / 100;
-constexpr ms successor_bound = election_expiry + election_refresh + 3 * election_node_deadline;
+constexpr ms successor_bound = election_expiry + election_refresh + 5 * election_node_deadline;
 // The observers are checked once they all saw the last grant's leader, or this long after
 // its grant; it must lead until then (its hold is 2 s).
 constexpr ms observer_check_limit = election_expiry + 500ms;
