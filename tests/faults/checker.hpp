@@ -315,10 +315,17 @@ std::optional<std::int64_t> view_lag_ns(const std::vector<leader_view>& views, i
 // "w<worker> term <t> [start, end] ms (until <u>)", for messages.
 std::string describe(const leadership& l);
 
-// What an election's leaderships must never show, one message each (empty when none): two
-// leaders at once (find_leader_overlaps) and a term that did not grow (terms_not_growing);
-// and "no leader at all" when there is none.
-std::vector<std::string> election_violations(const std::vector<leadership>& all);
+// The views that name a leader (value and term) that no candidate logged a grant of. A reader
+// names only a leader that a quorum of nodes names, which a candidate that never completed
+// its campaign is not; the scenarios end while their leader is settled, so that no campaign
+// is cut short by the end after publishing.
+std::vector<const leader_view*> views_of_no_leader(const election_log& log);
+std::vector<const leader_view*> views_of_no_leader(election_log&&) = delete;
+
+// What an election's log must never show, one message each (empty when none): two leaders at
+// once (find_leader_overlaps), a term that did not grow (terms_not_growing) and a view of no
+// leader (views_of_no_leader); and "no leader at all" when there is none.
+std::vector<std::string> election_violations(const election_log& log);
 
 // The table: a header (two lines) and one row per scenario.
 std::string table_header();

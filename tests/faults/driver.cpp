@@ -2435,10 +2435,11 @@ void fair_scenario(const std::string& name, bool stop_nodes)
 //
 // Asserted: never two leaders at once, by the safe bound the library promises (a grant that
 // began before the previous leader's validity ended, unless that leader had begun to resign:
-// checker.hpp); terms strictly grow from grant to grant; after each kill a new leader is
-// granted within the successor bound below; each killed process had not begun to resign (it
-// was the leader); and one expiry after the last grant, every live observer's last view is
-// that leader (value and term) and came within that expiry.
+// checker.hpp); terms strictly grow from grant to grant; no observer names a leader (value
+// and term) that no candidate was granted; after each kill a new leader is granted within
+// the successor bound below; each killed process had not begun to resign (it was the
+// leader); and one expiry after the last grant, every live observer's last view is that
+// leader (value and term) and came within that expiry.
 constexpr int election_candidates = 4;
 constexpr int election_kills = 3;
 constexpr ms election_expiry = 1000ms;
@@ -2684,7 +2685,7 @@ void election_with_leaders_killed()
     c.end();
 
     const auto& log = c.log();
-    for (auto& v : rf::election_violations(log.leaderships))
+    for (auto& v : rf::election_violations(log))
         violated.push_back(std::move(v));
     std::vector<long> successor_ms;
     for (const auto& k : kills) {

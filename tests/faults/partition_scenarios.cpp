@@ -39,9 +39,10 @@
 //                             nodes 0 and 1 on one side, the others with nodes 2 to 4 on
 //                             the other, for 3 s
 //
-// Asserted: never two leaders within their validity, terms that grow, the cut-off leader's
-// guard reports its loss during the fault, a candidate of the majority side leads within
-// 1500 ms of the cut, and within 3 s of the heal every observer names the leader.
+// Asserted: never two leaders within their validity, terms that grow, views only of granted
+// leaders, the cut-off leader's guard reports its loss during the fault, a candidate of the
+// majority side leads within 1500 ms of the cut, and within 3 s of the heal every observer
+// names the leader.
 //
 // Where namespaces cannot be made (not root, no nft), every scenario is skipped with a
 // message saying why.
@@ -816,16 +817,17 @@ void partition_scenario(fault f, lock_kind k)
 // with nodes 2 to 4, for 3 s; then the network heals.
 //
 // Asserted: never two leaders at once (a grant before the previous leader's validity ended,
-// unless it had begun to resign), terms grow; the cut-off leader's guard reports the loss
-// (a `lost` line) during the fault; a candidate of the majority side is granted within the
-// successor bound of the cut, during the fault; within 3 s of the heal every observer names
-// the leader of the moment (value and term), the cut-off process's too. The successor bound
-// is that of the driver's election scenario: the leader's last extension reached the
-// majority's nodes before the cut, so its key lapses there within one expiry of the cut; the
-// next candidate's attempt under way then fails (within a per-node deadline, expiry x 0.05,
-// which it waits for the nodes it cannot reach) and cleans up (a deadline at most), it pauses
-// for its refresh period (expiry / 4), and its next attempt, its token's write-back and its
-// publication take a per-node deadline each at most: 1000 + 250 + 5 x 50 = 1500 ms.
+// unless it had begun to resign), terms grow, no observer names a leader that was not granted;
+// the cut-off leader's guard reports the loss (a `lost` line) during the fault; a candidate
+// of the majority side is granted within the successor bound of the cut, during the fault;
+// within 3 s of the heal every observer names the leader of the moment (value and term), the
+// cut-off process's too. The successor bound is that of the driver's election scenario: the
+// leader's last extension reached the majority's nodes before the cut, so its key lapses
+// there within one expiry of the cut; the next candidate's attempt under way then fails
+// (within a per-node deadline, expiry x 0.05, which it waits for the nodes it cannot reach)
+// and cleans up (a deadline at most), it pauses for its refresh period (expiry / 4), and its
+// next attempt, its token's write-back and its publication take a per-node deadline each at
+// most: 1000 + 250 + 5 x 50 = 1500 ms.
 //
 // A leader leads longer than the whole run (30 s at the most, the warm-up limit included):
 // only the cut-off one resigns, after its loss, so that the leader the observers must name
@@ -931,7 +933,7 @@ void election_partition_scenario()
             r.problems().push_back(std::string("schedule: ") + e.what());
             r.end_workers();
         }
-        for (auto& v : rf::election_violations(r.election().leaderships))
+        for (auto& v : rf::election_violations(r.election()))
             violated.push_back(std::move(v));
         leaderships = r.election().leaderships.size();
         for (const auto& l : r.election().leaderships)

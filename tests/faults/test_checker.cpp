@@ -546,13 +546,33 @@ BOOST_AUTO_TEST_CASE(an_observers_lag_counts_only_when_its_last_view_names_the_l
 
 BOOST_AUTO_TEST_CASE(an_elections_violations_name_both_leaders)
 {
-    BOOST_TEST(election_violations({}).size() == 1u);  // nobody led
-    BOOST_TEST(election_violations({lead_of(0, 4, 0, 10), lead_of(1, 5, 20, 30)}).empty());
-    const auto both =
-        election_violations({lead_of(0, 4, 0, 2'000'000), lead_of(1, 4, 1'000'000, 3'000'000)});
+    BOOST_TEST(election_violations(election_log{}).size() == 1u);  // nobody led
+    BOOST_TEST(
+        election_violations({{lead_of(0, 4, 0, 10), lead_of(1, 5, 20, 30)}, {{2, "w1", 5, 25}}})
+            .empty());
+    const auto both = election_violations(
+        {{lead_of(0, 4, 0, 2'000'000), lead_of(1, 4, 1'000'000, 3'000'000)}, {}});
     BOOST_REQUIRE_EQUAL(both.size(), 2u);
     BOOST_TEST(both[0] ==
-               "two leaders at once: w0 term 4 [0, 2] ms (until 2) and w1 term 4 [1, "
-               "3] ms (until 3)");
+               "two leaders at once: w0 term 4 [0, 2] ms (until 2) and w1 term 4 "
+               "[1, 3] ms (until 3)");
     BOOST_TEST(both[1].find("the term did not grow") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_view_must_name_a_granted_leader)
+{
+    election_log log{{lead_of(0, 4, 0, 10)},
+                     {{1, "w0", 4, 5},
+                      {1, std::nullopt, 0, 12},
+                      {2, "w0", 5, 20},  // the right value in another term
+                      {3, "w7", 4, 20}}};
+    const auto unknown = views_of_no_leader(log);
+    BOOST_REQUIRE_EQUAL(unknown.size(), 2u);
+    BOOST_TEST(unknown[0]->worker == 2);
+    BOOST_TEST(unknown[1]->worker == 3);
+    const auto violated = election_violations(log);
+    BOOST_REQUIRE_EQUAL(violated.size(), 2u);
+    BOOST_TEST(violated[0] ==
+               "observer w2 named w0 in term 5 at 0 ms, which no candidate was "
+               "granted");
 }
