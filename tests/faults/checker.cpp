@@ -412,4 +412,176 @@ std::int64_t fair_wait_bound_ns(const fair_wait_terms& t)
            static_cast<std::int64_t>(t.silent_ahead) * t.entry_ttl_ns;
 }
 
+std::int64_t leadership::end_ns() const
+{
+    return resigned_ns ? std::min(until_ns, *resigned_ns) : until_ns;
+}
+
+bool leader_view::names(const leadership& l) const
+{
+    return value && *value == l.value && term == l.term;
+}
+
+std::string format_lead(const leadership& l)
+{
+    return "lead value=" + l.value + " term=" + std::to_string(l.term) +
+           " start=" + std::to_string(l.start_ns) + " until=" + std::to_string(l.until_ns);
+}
+
+std::string format_view(const leader_view& v)
+{
+    // "-" for nobody: a proposal of the workers is never "-".
+    return "view leader=" + v.value.value_or("-") + " term=" + std::to_string(v.term) +
+           " at=" + std::to_string(v.at_ns);
+}
+
+bool read_election_line(const log_line& line, int worker, election_log& log)
+{
+    const std::string_view kind = line.kind;
+    if (kind != "lead" && kind != "extended" && kind != "lost" && kind != "resign" &&
+        kind != "view")
+        return true;
+    const auto term = number<std::uint64_t>(line.get("term").value_or(""));
+    if (!term)
+        return false;
+    if (kind == "lead") {
+        const auto value = line.get("value");
+        const auto start = number<std::int64_t>(line.get("start").value_or(""));
+        const auto until = number<std::int64_t>(line.get("until").value_or(""));
+        if (!value || value->empty() || !start || !until)
+            return false;
+        log.leaderships.push_back({worker, std::string(*value), *term, *start, *until, {}, {}});
+        return true;
+    }
+    if (kind == "view") {
+        const auto leader = line.get("leader");
+        const auto at = number<std::int64_t>(line.get("at").value_or(""));
+        if (!leader || leader->empty() || !at)
+            return false;
+        log.views.push_back(
+            {worker,
+             *leader == "-" ? std::nullopt : std::optional<std::string>(std::string(*leader)),
+             *term, *at});
+        return true;
+    }
+    // The worker's latest leadership: it leads once at a time.
+    auto it = std::find_if(log.leaderships.rbegin(), log.leaderships.rend(),
+                           [&](const leadership& l) { return l.worker == worker; });
+    if (it == log.leaderships.rend() || it->term != *term)
+        return false;
+    const auto at =
+        number<std::int64_t>(line.get(kind == "extended" ? "until" : "at").value_or(""));
+    if (!at)
+        return false;
+    if (kind == "extended")
+        it->until_ns = std::max(it->until_ns, *at);
+    else if (kind == "lost")
+        it->lost_ns = *at;
+    else
+        it->resigned_ns = *at;
+    return true;
+}
+
+namespace {
+
+std::vector<const leadership*> by_start(const std::vector<leadership>& all)
+{
+    std::vector<const leadership*> out;
+    for (const auto& l : all)
+        out.push_back(&l);
+    std::stable_sort(out.begin(), out.end(), [](const leadership* a, const leadership* b) {
+        return a->start_ns < b->start_ns;
+    });
+    return out;
+}
+
+}  // namespace
+
+std::vector<leadership_pair> find_leader_overlaps(const std::vector<leadership>& all)
+{
+    const auto sorted = by_start(all);
+    std::vector<leadership_pair> out;
+    // Sorted by start, the leaderships that overlap sorted[i] from later on are those that
+    // start before it ends.
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        for (std::size_t j = i + 1; j < sorted.size() && sorted[j]->start_ns < sorted[i]->end_ns();
+             ++j)
+            out.push_back({sorted[i], sorted[j]});
+    return out;
+}
+
+std::vector<leadership_pair> terms_not_growing(const std::vector<leadership>& all)
+{
+    const auto sorted = by_start(all);
+    std::vector<leadership_pair> out;
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+        if (sorted[i]->term <= sorted[i - 1]->term)
+            out.push_back({sorted[i - 1], sorted[i]});
+    return out;
+}
+
+const leadership* first_leadership_after(const std::vector<leadership>& all, std::int64_t after_ns)
+{
+    const leadership* first = nullptr;
+    for (const auto& l : all)
+        if (l.start_ns > after_ns && (!first || l.start_ns < first->start_ns))
+            first = &l;
+    return first;
+}
+
+std::optional<std::int64_t> view_lag_ns(const std::vector<leader_view>& views, int worker,
+                                        const leadership& l, std::int64_t at_ns)
+{
+    const leader_view* last = nullptr;
+    std::optional<std::int64_t> first_naming;
+    for (const auto& v : views) {
+        if (v.worker != worker || v.at_ns > at_ns)
+            continue;
+        if (!last || v.at_ns >= last->at_ns)
+            last = &v;
+        if (v.names(l) && (!first_naming || v.at_ns < *first_naming))
+            first_naming = v.at_ns;
+    }
+    if (!last || !last->names(l))
+        return std::nullopt;
+    return *first_naming - l.start_ns;
+}
+
+std::string describe(const leadership& l)
+{
+    return "w" + std::to_string(l.worker) + " term " + std::to_string(l.term) + " [" +
+           std::to_string(l.start_ns / 1'000'000) + ", " + std::to_string(l.end_ns() / 1'000'000) +
+           "] ms (until " + std::to_string(l.until_ns / 1'000'000) +
+           (l.resigned_ns ? ", resigned" : "") + (l.lost_ns ? ", lost" : "") + ")";
+}
+
+std::vector<const leader_view*> views_of_no_leader(const election_log& log)
+{
+    std::vector<const leader_view*> out;
+    for (const auto& v : log.views)
+        if (v.value && std::none_of(log.leaderships.begin(), log.leaderships.end(),
+                                    [&](const leadership& l) { return v.names(l); }))
+            out.push_back(&v);
+    return out;
+}
+
+std::vector<std::string> election_violations(const election_log& log)
+{
+    const std::vector<leadership>& all = log.leaderships;
+    std::vector<std::string> out;
+    if (all.empty())
+        out.push_back("nobody ever led");
+    for (const auto& p : find_leader_overlaps(all))
+        out.push_back("two leaders at once: " + describe(*p.earlier) + " and " +
+                      describe(*p.later));
+    for (const auto& p : terms_not_growing(all))
+        out.push_back("the term did not grow: " + describe(*p.earlier) + " then " +
+                      describe(*p.later));
+    for (const leader_view* v : views_of_no_leader(log))
+        out.push_back("observer w" + std::to_string(v->worker) + " named " + *v->value +
+                      " in term " + std::to_string(v->term) + " at " +
+                      std::to_string(v->at_ns / 1'000'000) + " ms, which no candidate was granted");
+    return out;
+}
+
 }  // namespace redlock::faults

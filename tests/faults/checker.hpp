@@ -231,6 +231,102 @@ struct fair_wait_terms
 // next head attempts on its own refresh, already counted in that head's turn.
 std::int64_t fair_wait_bound_ns(const fair_wait_terms& t);
 
+// ---- elections ----
+//
+// A worker in mode elect (worker.cpp) runs one candidate and one observer of an election. Its
+// candidate logs a `lead` line when its campaign completes (value, term, the moment, the
+// guard's validity), an `extended` line with the new validity each time the watchdog extends
+// it, a `lost` line when the guard reports the loss, and a `resign` line before its release
+// begins; its observer logs a `view` line for each leader it sees (or nobody). Times are
+// CLOCK_MONOTONIC nanoseconds, as the sections'.
+
+// One leadership, as its candidate logged it.
+struct leadership
+{
+    int worker = 0;
+    std::string value;  // the proposal it published
+    std::uint64_t term = 0;
+    std::int64_t start_ns = 0;  // the campaign completed
+    std::int64_t until_ns = 0;  // the validity, as last logged (at the grant or an extension)
+    std::optional<std::int64_t> resigned_ns;  // the resignation began
+    std::optional<std::int64_t> lost_ns;      // the guard reported the loss
+
+    // Until when this leader may claim to lead: its validity, or the moment its resignation
+    // began if that came first (from then on its successor may be granted). A validity
+    // extension that the log missed (the process killed in between) only makes this earlier,
+    // so that an overlap found with it is one.
+    std::int64_t end_ns() const;
+};
+
+// What an observer saw: a leader (its value and term), or nobody.
+struct leader_view
+{
+    int worker = 0;
+    std::optional<std::string> value;  // nullopt: nobody leads
+    std::uint64_t term = 0;
+    std::int64_t at_ns = 0;  // when the observe completed
+
+    // Whether it names `l`: the same value and term.
+    bool names(const leadership& l) const;
+};
+
+struct election_log
+{
+    std::vector<leadership> leaderships;  // in the order read (per worker, in its order)
+    std::vector<leader_view> views;
+};
+
+// The lines of the grant and of a view (the worker formats its lines with them).
+std::string format_lead(const leadership& l);
+std::string format_view(const leader_view& v);
+
+// Adds what a line of worker `worker` says about an election to `log`: `lead` and `view` add
+// one; `extended` (until=), `lost` and `resign` (at=) update the worker's latest leadership,
+// which must have the line's term. False for such a line that is malformed or names no
+// leadership of that worker; true for others (kinds that are no election's are ignored).
+bool read_election_line(const log_line& line, int worker, election_log& log);
+
+// Two leaderships, the earlier first (by start).
+struct leadership_pair
+{
+    const leadership* earlier = nullptr;
+    const leadership* later = nullptr;
+};
+
+// Two leaders at once: every pair where the later one began before the earlier one's end_ns()
+// (its validity, or its resignation's start). The pairs point into `all`.
+std::vector<leadership_pair> find_leader_overlaps(const std::vector<leadership>& all);
+std::vector<leadership_pair> find_leader_overlaps(std::vector<leadership>&&) = delete;
+
+// Each pair of successive leaderships (by start) whose term did not grow.
+std::vector<leadership_pair> terms_not_growing(const std::vector<leadership>& all);
+std::vector<leadership_pair> terms_not_growing(std::vector<leadership>&&) = delete;
+
+// The first leadership that began after `after_ns`, or nullptr.
+const leadership* first_leadership_after(const std::vector<leadership>& all, std::int64_t after_ns);
+
+// How long `worker`'s observer took to see `l`, when its last view at or before `at_ns` names
+// `l`: from l's start to its first view naming it (negative when the observer saw the
+// publication before the campaign completed). nullopt when its last view by then names
+// another leader or nobody, or it logged none.
+std::optional<std::int64_t> view_lag_ns(const std::vector<leader_view>& views, int worker,
+                                        const leadership& l, std::int64_t at_ns);
+
+// "w<worker> term <t> [start, end] ms (until <u>)", for messages.
+std::string describe(const leadership& l);
+
+// The views that name a leader (value and term) that no candidate logged a grant of. A reader
+// names only a leader that a quorum of nodes names, which a candidate that never completed
+// its campaign is not; the scenarios end while their leader is settled, so that no campaign
+// is cut short by the end after publishing.
+std::vector<const leader_view*> views_of_no_leader(const election_log& log);
+std::vector<const leader_view*> views_of_no_leader(election_log&&) = delete;
+
+// What an election's log must never show, one message each (empty when none): two leaders at
+// once (find_leader_overlaps), a term that did not grow (terms_not_growing) and a view of no
+// leader (views_of_no_leader); and "no leader at all" when there is none.
+std::vector<std::string> election_violations(const election_log& log);
+
 // The table: a header (two lines) and one row per scenario.
 std::string table_header();
 std::string table_row(std::string_view scenario, const expectation& e, const tally& t, bool passed);

@@ -54,7 +54,7 @@
 // the row gives per failover the locks that got a second owner, the time until the new master
 // was in charge and the time until locking resumed.
 //
-// Six more scenarios start processes of their own instead (see their functions below):
+// Seven more scenarios start processes of their own instead (see their functions below):
 // stalled-majority-failed-acquire (a failed acquire on three nodes, two of them stopped, must
 // leave no key behind once they resume), processes-share-a-key (four processes with three
 // waiters each on one key: no process keeps it longer than one expiry in a row, and each gets
@@ -65,7 +65,12 @@
 // served), fair-order (a fair mutex, four processes with three waiters each, every node up:
 // no waiter overtaken by one that began to join after it had joined, no overlap, every
 // process served) and fair-node-stopped (the same with one node after another stopped: no
-// overtaking either, and the longest wait below a bound derived from the queue's timing).
+// overtaking either, and the longest wait below a bound derived from the queue's timing), and
+// election-leaders-killed-nodes-stopped (four candidates of an election on 5 nodes, each
+// leading 2 s at a time, its current leader SIGKILLed three times and replaced by a fresh
+// candidate while one node after another is stopped: never two leaders within their validity,
+// terms that grow, a new leader within 1500 ms of each kill, and at the end every observer
+// naming the current leader within one expiry of its grant).
 //
 // Safe: every critical section is alone (0 overlaps), and no fenced update is lost.
 // Unsafe: at least one overlap, at least one request refused by the fence, no fenced update
@@ -2418,6 +2423,319 @@ void fair_scenario(const std::string& name, bool stop_nodes)
               << std::flush;
     report_problems(name, dir, passed, ran.problems, violated);
 }
+
+// ---- the election ----
+//
+// Five nodes and four worker processes in mode elect, each a candidate that leads for 2 s
+// (past its 1 s expiry, by the watchdog), resigns and campaigns again, and an observer that
+// logs every leader it sees. While one node after another is stopped for 400 ms (the first
+// 5.4 s), the driver SIGKILLs the current leader's process three times, 100 to 400 ms after
+// its grant, and starts a fresh candidate in its place. Then it waits for the next grant and
+// checks the observers one expiry after it.
+//
+// Asserted: never two leaders at once, by the safe bound the library promises (a grant that
+// began before the previous leader's validity ended, unless that leader had begun to resign:
+// checker.hpp); terms strictly grow from grant to grant; no observer names a leader (value
+// and term) that no candidate was granted; after each kill a new leader is granted within
+// the successor bound below; each killed process had not begun to resign (it was the
+// leader); and one expiry after the last grant, every live observer's last view is that
+// leader (value and term) and came within that expiry.
+constexpr int election_candidates = 4;
+constexpr int election_kills = 3;
+constexpr ms election_expiry = 1000ms;
+constexpr ms election_hold = 2000ms;
+constexpr ms election_kill_delay_min = 100ms;  // after the grant: well within the 2 s hold
+constexpr ms election_kill_delay_max = 400ms;
+// From a kill to the next grant: the killed leader's last extension reached the running nodes
+// before the kill, so its key lapses there within one expiry of the kill (a stopped node may
+// keep it longer, but it is one of five). The next candidate in the queue is not told of the
+// lapse: an attempt it began just before fails, and a failed attempt waits for every node or
+// its per-node deadline (expiry x 0.05: with a node stopped it waits that long), then its
+// clean-up round (at most a deadline too); then it pauses for its refresh period (expiry / 4)
+// and attempts again, and that attempt, its token's write-back and its publication each take
+// at most a per-node deadline: 1000 + 250 + 5 x 50 = 1500 ms. The kill's moment is taken
+// before the signal is sent.
+constexpr ms election_refresh = election_expiry / 4;
+constexpr ms election_node_deadline = election_expiry * 5 / 100;
+constexpr ms successor_bound = election_expiry + election_refresh + 5 * election_node_deadline;
+// The observers are checked once they all saw the last grant's leader, or this long after
+// its grant; it must lead until then (its hold is 2 s).
+constexpr ms observer_check_limit = election_expiry + 500ms;
+constexpr ms election_grant_limit = 10s;  // waiting for a grant at all (a schedule failure)
+
+// The candidates of the election scenario: worker processes in mode elect, by id, and what
+// they logged.
+class candidates
+{
+  public:
+    candidates(log_dir& dir, std::string nodes) : dir_(dir), nodes_(std::move(nodes)) {}
+
+    // Starts candidate `id` (a fresh process) and waits until it is ready.
+    void start(int id)
+    {
+        const std::string log = dir_.path + "/worker-" + std::to_string(id) + ".log";
+        readers_.emplace(id, log);
+        workers_.emplace(
+            id, std::make_unique<worker_process>(
+                    id,
+                    std::vector<std::string>{
+                        REDLOCK_FAULT_WORKER, "--id", std::to_string(id), "--mode", "elect",
+                        "--nodes", nodes_, "--keys", "lock:leader", "--expiry-ms",
+                        std::to_string(election_expiry.count()), "--work-ms",
+                        std::to_string(election_hold.count()), "--duration-ms", "60000"},
+                    log));
+        // Not wait_line: it would drop what the worker logs right after its ready line.
+        if (!poll_until([&] { return ready_.count(id) != 0 || !alive(id); },
+                        steady::now() + ready_timeout) ||
+            !alive(id))
+            throw std::runtime_error("worker " + std::to_string(id) + " did not start (" +
+                                     workers_.at(id)->describe_status() + ")");
+    }
+
+    // SIGKILL: it dies at once, in whatever it was doing.
+    void kill(int id) { workers_.at(id)->kill(); }
+
+    bool alive(int id) { return !workers_.at(id)->wait_exit(steady::now()); }  // never blocks
+
+    // The ids of the candidates still running.
+    std::vector<int> alive()
+    {
+        std::vector<int> out;
+        for (auto& [id, w] : workers_)
+            if (alive(id))
+                out.push_back(id);
+        return out;
+    }
+
+    // Reads what they logged since the last call.
+    void poll()
+    {
+        for (auto& [id, reader] : readers_)
+            for (const auto& text : reader.new_lines()) {
+                auto line = rf::parse_line(text);
+                if (!line)
+                    continue;
+                if (!rf::read_election_line(*line, id, log_))
+                    problems_.push_back("worker " + std::to_string(id) + " (bad): " + text);
+                else if (line->kind == "ready")
+                    ready_.insert(id);
+                else if (line->kind == "campaign_failed")
+                    ++campaign_failures_;
+                else if (line->kind == "lost")
+                    ++lost_;
+                else if (line->kind == "fatal" || line->kind == "observe_failed" ||
+                         line->kind == "wait_lost_failed")
+                    problems_.push_back("worker " + std::to_string(id) + ": " + text);
+            }
+    }
+
+    // Polls until `done` holds or `limit` passes; whether it held.
+    bool poll_until(const std::function<bool()>& done, steady::time_point limit)
+    {
+        for (;;) {
+            poll();
+            if (done())
+                return true;
+            if (steady::now() >= limit)
+                return false;
+            std::this_thread::sleep_for(poll_interval);
+        }
+    }
+
+    // Ends every candidate still running (SIGTERM: it resigns if it leads) and reads the rest.
+    void end()
+    {
+        for (auto& [id, w] : workers_)
+            w->signal(SIGTERM);
+        const auto deadline = steady::now() + exit_grace;
+        for (auto& [id, w] : workers_) {
+            if (!w->wait_exit(deadline))
+                problems_.push_back("worker " + std::to_string(id) + " did not exit in time");
+            else if (!w->exited_ok() && killed_.count(id) == 0)
+                problems_.push_back("worker " + std::to_string(id) + ": " + w->describe_status());
+        }
+        poll();
+    }
+
+    void note_killed(int id) { killed_.insert(id); }
+    const rf::election_log& log() const { return log_; }
+    std::vector<std::string>& problems() { return problems_; }
+    std::size_t campaign_failures() const { return campaign_failures_; }
+    std::size_t lost() const { return lost_; }
+
+  private:
+    log_dir& dir_;
+    std::string nodes_;
+    std::map<int, rf::log_reader> readers_;
+    std::map<int, std::unique_ptr<worker_process>> workers_;
+    std::set<int> killed_;
+    std::set<int> ready_;
+    rf::election_log log_;
+    std::vector<std::string> problems_;
+    std::size_t campaign_failures_ = 0;
+    std::size_t lost_ = 0;
+};
+
+// The latest leadership that began after `after_ns`, or nullptr.
+const rf::leadership* latest_after(const rf::election_log& log, std::int64_t after_ns)
+{
+    const rf::leadership* latest = nullptr;
+    for (const auto& l : log.leaderships)
+        if (l.start_ns > after_ns && (!latest || l.start_ns > latest->start_ns))
+            latest = &l;
+    return latest;
+}
+
+void election_with_leaders_killed()
+{
+    const std::string name = "election-leaders-killed-nodes-stopped";
+    log_dir dir;
+    auto nodes = start_servers(5);
+    candidates c(dir, join_urls(nodes));
+    std::vector<std::string> violated;
+    struct kill_record
+    {
+        int worker;
+        std::uint64_t term;
+        std::int64_t at_ns;
+    };
+    std::vector<kill_record> kills;
+    std::optional<rf::leadership> last;  // the leader the observers are checked against
+    long max_lag_ms = 0;
+    const auto started = steady::now();
+    try {
+        int next_id = 0;
+        for (; next_id < election_candidates; ++next_id)
+            c.start(next_id);
+        // One node after another stopped while the leaders are killed: each kill then meets
+        // one node stopped or just resumed.
+        const auto stops_until =
+            steady::now() + election_kills * (successor_bound + election_kill_delay_max);
+        std::thread stopper([&] {
+            stop_one_node_after_another(
+                nodes.size(), [&](std::size_t i, bool stop) { stop_or_resume(*nodes[i], stop); },
+                stops_until);
+        });
+        std::mt19937 rng(base_seed());
+        std::uniform_int_distribution<long> delay_ms(election_kill_delay_min.count(),
+                                                     election_kill_delay_max.count());
+        std::int64_t since = 0;
+        try {
+            for (int k = 0; k < election_kills; ++k) {
+                const rf::leadership* leader = nullptr;
+                if (!c.poll_until(
+                        [&] { return (leader = latest_after(c.log(), since)) != nullptr; },
+                        steady::now() + election_grant_limit))
+                    throw std::runtime_error("nobody was granted leadership within " +
+                                             std::to_string(election_grant_limit.count()) + " ms");
+                const rf::leadership victim = *leader;
+                sleep_until(from_monotonic(victim.start_ns) + ms(delay_ms(rng)));
+                const std::int64_t at = monotonic_ns();
+                c.kill(victim.worker);
+                c.note_killed(victim.worker);
+                kills.push_back({victim.worker, victim.term, at});
+                since = at;
+                c.start(next_id++);
+            }
+        } catch (...) {
+            stopper.join();
+            throw;
+        }
+        stopper.join();
+        // Every node runs again: the leader granted next is the one the observers must name.
+        const std::int64_t resumed = monotonic_ns();
+        const rf::leadership* leader = nullptr;
+        if (!c.poll_until([&] { return (leader = latest_after(c.log(), resumed)) != nullptr; },
+                          steady::now() + election_grant_limit))
+            throw std::runtime_error("nobody was granted leadership after the nodes resumed");
+        last = *leader;
+        const auto observers = c.alive();
+        c.poll_until(
+            [&] {
+                for (int id : observers)
+                    if (!rf::view_lag_ns(c.log().views, id, *last, monotonic_ns()))
+                        return false;
+                return true;
+            },
+            from_monotonic(last->start_ns) + observer_check_limit);
+        const std::int64_t checked = monotonic_ns();
+        for (const auto& l : c.log().leaderships)
+            if (l.worker == last->worker && l.term == last->term && l.resigned_ns &&
+                *l.resigned_ns <= checked)
+                throw std::runtime_error(
+                    "the last leader resigned before the observers were "
+                    "checked: its hold is too short for the check");
+        for (int id : observers) {
+            const auto lag = rf::view_lag_ns(c.log().views, id, *last, checked);
+            if (!lag)
+                violated.push_back("observer " + std::to_string(id) +
+                                   " did not name the current leader " + rf::describe(*last) + " " +
+                                   std::to_string((checked - last->start_ns) / 1'000'000) +
+                                   " ms after its grant");
+            else if (*lag > std::chrono::nanoseconds(election_expiry).count())
+                violated.push_back("observer " + std::to_string(id) + " saw the leader " +
+                                   std::to_string(*lag / 1'000'000) +
+                                   " ms after its grant, later than one expiry");
+            else
+                max_lag_ms = std::max(max_lag_ms, static_cast<long>(*lag / 1'000'000));
+        }
+    } catch (const std::exception& e) {
+        c.problems().push_back(std::string("schedule: ") + e.what());
+    }
+    c.end();
+
+    const auto& log = c.log();
+    for (auto& v : rf::election_violations(log))
+        violated.push_back(std::move(v));
+    std::vector<long> successor_ms;
+    for (const auto& k : kills) {
+        for (const auto& l : log.leaderships)
+            if (l.worker == k.worker && l.term == k.term && l.resigned_ns)
+                violated.push_back("worker " + std::to_string(k.worker) +
+                                   " had begun to resign when it was killed: it was not the "
+                                   "leader (the schedule was late)");
+        const rf::leadership* next = rf::first_leadership_after(log.leaderships, k.at_ns);
+        if (!next) {
+            violated.push_back("nobody led after worker " + std::to_string(k.worker) +
+                               " was killed");
+            continue;
+        }
+        successor_ms.push_back(static_cast<long>((next->start_ns - k.at_ns) / 1'000'000));
+        if (successor_ms.back() > successor_bound.count())
+            violated.push_back("the next leader after worker " + std::to_string(k.worker) +
+                               " was killed came after " + std::to_string(successor_ms.back()) +
+                               " ms, more than " + std::to_string(successor_bound.count()) + " ms");
+    }
+    if (kills.size() != static_cast<std::size_t>(election_kills))
+        violated.push_back("only " + std::to_string(kills.size()) + " of " +
+                           std::to_string(election_kills) + " kills were made");
+
+    std::uint64_t first_term = 0, last_term = 0;
+    for (const auto& l : log.leaderships) {
+        first_term = first_term == 0 ? l.term : std::min(first_term, l.term);
+        last_term = std::max(last_term, l.term);
+    }
+    std::vector<long> sorted = successor_ms;
+    std::sort(sorted.begin(), sorted.end());
+    rf::tally t;
+    t.acquisitions = log.leaderships.size();
+    t.acquire_failures = c.campaign_failures();
+    t.overlaps = t.overlaps_in_validity = rf::find_leader_overlaps(log.leaderships).size();
+    const bool passed = c.problems().empty() && violated.empty();
+    print_row(rf::table_row(name, {.safe = true}, t, passed));
+    std::cout << "  " << election_candidates << " candidates, " << kills.size()
+              << " leaders killed (one node stopped after another): next leader after "
+              << slashed(std::vector<std::size_t>(successor_ms.begin(), successor_ms.end()))
+              << " ms (median " << (sorted.empty() ? -1 : sorted[sorted.size() / 2]) << ", bound "
+              << successor_bound.count() << "); " << log.leaderships.size()
+              << " leaderships, terms " << first_term << ".." << last_term << ", " << c.lost()
+              << " lost; observers named the last "
+              << "leader " << max_lag_ms << " ms after its grant at most (bound "
+              << election_expiry.count() << "); "
+              << std::chrono::duration_cast<ms>(steady::now() - started).count() << " ms\n"
+              << std::flush;
+    report_problems(name, dir, passed, c.problems(), violated);
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(faults)
@@ -2481,6 +2799,10 @@ BOOST_AUTO_TEST_CASE(fair_grants_in_the_order_waiters_joined)
 BOOST_AUTO_TEST_CASE(fair_with_nodes_stopped_one_after_another)
 {
     fair_scenario("fair-node-stopped", true);
+}
+BOOST_AUTO_TEST_CASE(election_with_leaders_killed_and_nodes_stopped)
+{
+    election_with_leaders_killed();
 }
 BOOST_AUTO_TEST_CASE(one_fast_clock_of_five)
 {

@@ -29,9 +29,23 @@
 // effect); some process locks within one expiry after the heal (when each process did is
 // printed); after the one-way fault, one expiry after the processes exited, no key is left on
 // any node; in holder-cut, the others lock within one expiry and one retry pause (250 ms) of
-// the cut. The soak profile (--soak) runs the cycle of up, fault and heal ten times. Where
-// namespaces cannot be made (not root, no nft), every scenario is skipped with a message
-// saying why.
+// the cut. The soak profile (--soak) runs the cycle of up, fault and heal ten times.
+//
+// One more scenario partitions an election (its function below has the details):
+//
+//   election-leader-cut-off   four processes in mode elect (a candidate that leads until
+//                             it loses the lead, and an observer each); once every
+//                             observer names the first leader, its process is put with
+//                             nodes 0 and 1 on one side, the others with nodes 2 to 4 on
+//                             the other, for 3 s
+//
+// Asserted: never two leaders within their validity, terms that grow, views only of granted
+// leaders, the cut-off leader's guard reports its loss during the fault, a candidate of the
+// majority side leads within 1500 ms of the cut, and within 3 s of the heal every observer
+// names the leader.
+//
+// Where namespaces cannot be made (not root, no nft), every scenario is skipped with a
+// message saying why.
 
 #include <boost/test/unit_test.hpp>
 
@@ -196,8 +210,10 @@ struct hold_line
 class partition_run
 {
   public:
-    // `long_holder`: process 0 holds 400 ms and announces its holds.
-    partition_run(const kind_info& kind, bool long_holder, ms duration)
+    // `mode_args(p)`: process p's arguments for its mode (worker.cpp), besides those every
+    // process gets (its id, the nodes, the key, the expiry, the duration, the connect timeout).
+    partition_run(const std::function<std::vector<std::string>(std::size_t)>& mode_args,
+                  ms duration)
     {
         for (std::size_t s = 0; s < server_count; ++s)
             servers_.push_back(std::make_unique<ns::server>(
@@ -211,31 +227,21 @@ class partition_run
         for (std::size_t p = 0; p < process_count; ++p) {
             const std::string log = dir_.path + "/worker-" + std::to_string(p) + ".log";
             readers_.emplace_back(log);
-            // The long holder has one waiter: three would pass the lock among themselves
-            // and keep the other processes out for most of the run.
-            const bool longer = long_holder && p == 0;
             std::vector<std::string> args = {REDLOCK_FAULT_WORKER,
                                              "--id",
                                              std::to_string(p),
-                                             "--mode",
-                                             "waiters",
-                                             "--waiters",
-                                             std::to_string(longer ? 1 : waiters_per_process),
                                              "--nodes",
                                              urls,
                                              "--keys",
                                              lock_key,
                                              "--expiry-ms",
                                              std::to_string(expiry.count()),
-                                             "--work-ms",
-                                             std::to_string((longer ? holder_hold : hold).count()),
                                              "--duration-ms",
                                              std::to_string(duration.count()),
                                              "--connect-timeout-ms",
                                              std::to_string(connect_timeout.count())};
-            args.insert(args.end(), kind.args.begin(), kind.args.end());
-            if (longer)
-                args.insert(args.end(), {"--announce", "1"});
+            const auto more = mode_args(p);
+            args.insert(args.end(), more.begin(), more.end());
             workers_.push_back(
                 std::make_unique<ns::child>(ns::lab::exec_in(process_hosts_[p], args), log));
         }
@@ -244,6 +250,7 @@ class partition_run
     const std::string& dir() const { return dir_.path; }
     void keep_logs() { dir_.keep = true; }
     const std::vector<rf::section>& sections() const { return sections_; }
+    const rf::election_log& election() const { return election_; }
     std::size_t failures() const { return failures_; }
     std::vector<std::string>& problems() { return problems_; }
     const std::vector<std::unique_ptr<ns::server>>& servers() const { return servers_; }
@@ -256,6 +263,8 @@ class partition_run
                 auto line = rf::parse_line(text);
                 if (!line)
                     continue;
+                if (!rf::read_election_line(*line, static_cast<int>(p), election_))
+                    problems_.push_back("worker " + std::to_string(p) + " (bad): " + text);
                 if (line->kind == "section") {
                     if (auto s = rf::parse_section(*line, static_cast<int>(p)))
                         sections_.push_back(std::move(*s));
@@ -266,9 +275,10 @@ class partition_run
                                       std::string(line->get("owner").value_or("")),
                                       std::stoll(std::string(line->get("start").value_or("0"))),
                                       std::stoll(std::string(line->get("until").value_or("0")))});
-                } else if (line->kind == "acquire_failed") {
+                } else if (line->kind == "acquire_failed" || line->kind == "campaign_failed") {
                     ++failures_;
-                } else if (line->kind == "fatal") {
+                } else if (line->kind == "fatal" || line->kind == "observe_failed" ||
+                           line->kind == "wait_lost_failed") {
                     problems_.push_back("worker " + std::to_string(p) + ": " + text);
                 }
             }
@@ -423,6 +433,7 @@ class partition_run
     std::vector<std::unique_ptr<ns::child>> workers_;
     std::vector<rf::log_reader> readers_;
     std::vector<rf::section> sections_;
+    rf::election_log election_;  // mode elect
     std::vector<hold_line> holds_;
     std::size_t failures_ = 0;
     std::vector<std::string> problems_;
@@ -647,18 +658,57 @@ cycle run_cycle(partition_run& r, fault f, const kind_info& kind, std::mt19937& 
     return c;
 }
 
+// Process p's arguments in mode waiters for a lock of `kind`. With `long_holder`, process 0
+// holds 400 ms and announces its holds, with one waiter: three would pass the lock among
+// themselves and keep the other processes out for most of the run.
+std::vector<std::string> waiter_args(const kind_info& kind, bool long_holder, std::size_t p)
+{
+    const bool longer = long_holder && p == 0;
+    std::vector<std::string> args = {
+        "--mode",    "waiters",
+        "--waiters", std::to_string(longer ? 1 : waiters_per_process),
+        "--work-ms", std::to_string((longer ? holder_hold : hold).count())};
+    args.insert(args.end(), kind.args.begin(), kind.args.end());
+    if (longer)
+        args.insert(args.end(), {"--announce", "1"});
+    return args;
+}
+
+// Whether the partition scenarios can run here; if not, says why (the scenario passes). Also
+// removes what runs that were killed left behind.
+bool can_run(const std::string& name)
+{
+    if (auto why = ns::unavailable()) {
+        std::cout << "partition " << name << ": SKIPPED, " << *why << "\n" << std::flush;
+        BOOST_TEST_MESSAGE("partition " << name << " skipped: " << *why);
+        return false;
+    }
+    for (const auto& stale : ns::remove_stale())
+        std::cout << "removed the namespace " << stale << " of a run that is gone\n";
+    return true;
+}
+
+// Whether a run passed: no problem with its processes and no violation. Reports each (with
+// where the logs are) and keeps the logs of a run that failed.
+bool judge(partition_run& r, const std::string& name, const std::vector<std::string>& violated)
+{
+    const bool passed = r.problems().empty() && violated.empty();
+    if (!passed)
+        r.keep_logs();
+    for (const auto& p : r.problems())
+        BOOST_ERROR("partition " << name << ": " << p << " (logs in " << r.dir() << ")");
+    for (const auto& v : violated)
+        BOOST_ERROR("partition " << name << ": " << v << " (logs in " << r.dir() << ")");
+    return passed;
+}
+
 // One scenario for one kind of lock.
 void partition_scenario(fault f, lock_kind k)
 {
     const kind_info kind = info(k);
     const std::string name = std::string(name_of(f)) + " " + kind.name;
-    if (auto why = ns::unavailable()) {
-        std::cout << "partition " << name << ": SKIPPED, " << *why << "\n" << std::flush;
-        BOOST_TEST_MESSAGE("partition " << name << " skipped: " << *why);
+    if (!can_run(name))
         return;
-    }
-    for (const auto& stale : ns::remove_stale())
-        std::cout << "removed the namespace " << stale << " of a run that is gone\n";
 
     const bool soak = soak_requested();
     const int cycles = soak ? 10 : 1;
@@ -672,11 +722,10 @@ void partition_scenario(fault f, lock_kind k)
     std::vector<std::string> left_at_exit, left_after_expiry;
     std::size_t most = 0;
     rf::tally t;
-    std::string logs;
     bool passed = false;
     {
-        partition_run r(kind, f == fault::holder_cut, duration);
-        logs = r.dir();
+        partition_run r([&](std::size_t p) { return waiter_args(kind, f == fault::holder_cut, p); },
+                        duration);
         try {
             r.wait_for(
                 [&] {
@@ -720,14 +769,8 @@ void partition_scenario(fault f, lock_kind k)
                 violated.push_back(std::to_string(t.overlaps_in_validity) +
                                    " overlap(s) within validity");
         }
-        passed = r.problems().empty() && violated.empty();
-        if (!passed)
-            r.keep_logs();
-        for (const auto& p : r.problems())
-            BOOST_ERROR("partition " << name << ": " << p << " (logs in " << logs << ")");
+        passed = judge(r, name, violated);
     }
-    for (const auto& v : violated)
-        BOOST_ERROR("partition " << name << ": " << v << " (logs in " << logs << ")");
 
     // One line per scenario, then one per cycle (several in the soak profile).
     std::ostringstream out;
@@ -766,6 +809,156 @@ void partition_scenario(fault f, lock_kind k)
     std::cout << out.str() << std::flush;
 }
 
+// ---- the election: its leader cut off with a minority of nodes ----
+//
+// Four processes in mode elect on 5 servers, each with one candidate, which leads until it
+// loses the lead, and one observer. Once a leader was granted and every observer names it,
+// its process is put on one side with nodes 0 and 1, the other processes on the other side
+// with nodes 2 to 4, for 3 s; then the network heals.
+//
+// Asserted: never two leaders at once (a grant before the previous leader's validity ended,
+// unless it had begun to resign), terms grow, no observer names a leader that was not granted;
+// the cut-off leader's guard reports the loss (a `lost` line) during the fault; a candidate
+// of the majority side is granted within the successor bound of the cut, during the fault;
+// within 3 s of the heal every observer names the leader of the moment (value and term), the
+// cut-off process's too. The successor bound is that of the driver's election scenario: the
+// leader's last extension reached the majority's nodes before the cut, so its key lapses
+// there within one expiry of the cut; the next candidate's attempt under way then fails
+// (within a per-node deadline, expiry x 0.05, which it waits for the nodes it cannot reach)
+// and cleans up (a deadline at most), it pauses for its refresh period (expiry / 4), and its
+// next attempt, its token's write-back and its publication take a per-node deadline each at
+// most: 1000 + 250 + 5 x 50 = 1500 ms.
+//
+// A leader leads longer than the whole run (30 s at the most, the warm-up limit included):
+// only the cut-off one resigns, after its loss, so that the leader the observers must name
+// after the heal is the one granted in the fault.
+constexpr ms election_hold = 60s;
+constexpr ms successor_bound = expiry + expiry / 4 + 5 * (expiry * 5 / 100);
+// After the heal the cut-off process reconnects (connect timeout and reconnect pause, 250 ms
+// each at most) and its observer looks again.
+constexpr ms converge_limit = 3000ms;
+
+// The leadership that began last, or nullptr.
+const rf::leadership* latest(const rf::election_log& log)
+{
+    const rf::leadership* out = nullptr;
+    for (const auto& l : log.leaderships)
+        if (!out || l.start_ns > out->start_ns)
+            out = &l;
+    return out;
+}
+
+// Whether every process's observer names `l` now.
+bool all_name(const rf::election_log& log, const rf::leadership& l)
+{
+    for (std::size_t p = 0; p < process_count; ++p)
+        if (!rf::view_lag_ns(log.views, static_cast<int>(p), l, monotonic_ns()))
+            return false;
+    return true;
+}
+
+void election_partition_scenario()
+{
+    const std::string name = "election-leader-cut-off";
+    if (!can_run(name))
+        return;
+
+    std::vector<std::string> violated;
+    std::optional<rf::leadership> cut_leader, successor;
+    std::int64_t cut_ns = 0, healed_ns = 0;
+    long converged_ms = -1;
+    bool passed = false;
+    std::size_t leaderships = 0;
+    std::uint64_t last_term = 0;
+    {
+        partition_run r(
+            [](std::size_t) {
+                return std::vector<std::string>{"--mode", "elect", "--work-ms",
+                                                std::to_string(election_hold.count())};
+            },
+            warm_limit + fault_window + converge_limit + 5s);
+        try {
+            r.wait_for(
+                [&] {
+                    return latest(r.election()) && all_name(r.election(), *latest(r.election()));
+                },
+                warm_limit, "a leader that every observer names");
+            cut_leader = *latest(r.election());
+            const std::size_t p = static_cast<std::size_t>(cut_leader->worker);
+            std::vector<int> processes(process_count, 1);
+            processes[p] = 0;
+            cut_ns = r.apply(split({0, 0, 1, 1, 1}, processes));
+            for (ms watched{0}; watched < fault_window; watched += node_record_interval) {
+                r.watch(std::min(node_record_interval, fault_window - watched));
+                r.record_nodes(name + " +" +
+                               std::to_string((watched + node_record_interval).count()) + " ms");
+            }
+            healed_ns = r.apply(all_up());
+            const auto& log = r.election();
+            if (const rf::leadership* next = rf::first_leadership_after(log.leaderships, cut_ns))
+                successor = *next;
+            for (const auto& l : log.leaderships)
+                if (l.worker == cut_leader->worker && l.term == cut_leader->term)
+                    cut_leader = l;  // as logged by now: its loss, its resignation
+            if (!cut_leader->lost_ns || *cut_leader->lost_ns > healed_ns)
+                violated.push_back("the cut-off leader " + rf::describe(*cut_leader) +
+                                   " reported no loss during the fault");
+            if (!successor || successor->start_ns > healed_ns)
+                violated.push_back("no new leader during the fault");
+            else if (successor->worker == cut_leader->worker)
+                violated.push_back("the new leader " + rf::describe(*successor) +
+                                   " is the cut-off process");
+            else if (successor->start_ns - cut_ns > ms_to_ns(successor_bound))
+                violated.push_back("the new leader came " +
+                                   std::to_string(to_ms(successor->start_ns - cut_ns)) +
+                                   " ms after the cut, more than " +
+                                   std::to_string(successor_bound.count()) + " ms");
+            const auto converge_by = steady::now() + converge_limit;
+            for (;;) {
+                r.poll();
+                const rf::leadership* now = latest(r.election());
+                if (now && !now->resigned_ns && all_name(r.election(), *now)) {
+                    converged_ms = to_ms(monotonic_ns() - healed_ns);
+                    break;
+                }
+                if (steady::now() >= converge_by) {
+                    violated.push_back("the observers did not all name the leader within " +
+                                       std::to_string(converge_limit.count()) + " ms of the heal");
+                    break;
+                }
+                std::this_thread::sleep_for(poll_interval);
+            }
+            r.end_workers();
+        } catch (const std::exception& e) {
+            r.problems().push_back(std::string("schedule: ") + e.what());
+            r.end_workers();
+        }
+        for (auto& v : rf::election_violations(r.election()))
+            violated.push_back(std::move(v));
+        leaderships = r.election().leaderships.size();
+        for (const auto& l : r.election().leaderships)
+            last_term = std::max(last_term, l.term);
+        passed = judge(r, name, violated);
+    }
+
+    std::ostringstream out;
+    out << "partition " << name << ": " << leaderships << " leaderships, last term " << last_term
+        << "; ";
+    if (cut_leader)
+        out << "leader w" << cut_leader->worker << " (term " << cut_leader->term
+            << ") cut off with 2 of 5 nodes: valid " << to_ms(cut_leader->until_ns - cut_ns)
+            << " ms after the cut, loss reported after "
+            << (cut_leader->lost_ns ? std::to_string(to_ms(*cut_leader->lost_ns - cut_ns)) : "-")
+            << " ms; ";
+    if (successor)
+        out << "new leader w" << successor->worker << " (term " << successor->term << ") after "
+            << to_ms(successor->start_ns - cut_ns) << " ms (bound " << successor_bound.count()
+            << "); ";
+    out << "every observer named the leader " << converged_ms << " ms after the heal  "
+        << (passed ? "ok" : "FAIL") << "\n";
+    std::cout << out.str() << std::flush;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(partitions)
@@ -798,5 +991,10 @@ REDLOCK_PARTITION_CASE(holder_cut_semaphore, holder_cut, semaphore)
 REDLOCK_PARTITION_CASE(holder_cut_rw, holder_cut, rw)
 
 #undef REDLOCK_PARTITION_CASE
+
+BOOST_AUTO_TEST_CASE(election_leader_cut_off_with_a_minority)
+{
+    election_partition_scenario();
+}
 
 BOOST_AUTO_TEST_SUITE_END()

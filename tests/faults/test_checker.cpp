@@ -5,8 +5,11 @@
 
 #include "checker.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace redlock::faults {
@@ -411,4 +414,165 @@ BOOST_AUTO_TEST_CASE(the_wait_bound_adds_a_turn_per_waiter_ahead)
     // The first pause is a retry delay, which may be the longer one.
     more.retry_delay_max_ns = 400;
     BOOST_TEST(fair_wait_bound_ns(more) == 50 + 8 * 502 + 2 * 750);
+}
+
+// ---- elections ----
+
+namespace {
+
+leadership lead_of(int worker, std::uint64_t term, std::int64_t start, std::int64_t until)
+{
+    return {worker, "w" + std::to_string(worker), term, start, until, {}, {}};
+}
+
+// Reads the lines into a log; each must be accepted.
+election_log read_all(const std::vector<std::pair<int, std::string>>& lines)
+{
+    election_log log;
+    for (const auto& [worker, text] : lines) {
+        auto line = parse_line(text);
+        BOOST_REQUIRE(line);
+        BOOST_REQUIRE(read_election_line(*line, worker, log));
+    }
+    return log;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_leadership_is_its_grant_extensions_loss_and_resignation)
+{
+    const auto log = read_all({{2, format_lead(lead_of(2, 7, 100, 1100))},
+                               {2, "extended term=7 until=1500"},
+                               {3, format_view({3, "w2", 7, 120})},
+                               {2, "lost term=7 at=1490 why=lock lost; report"},
+                               {2, "resign term=7 at=1495"},
+                               {3, format_view({3, std::nullopt, 0, 1600})}});
+    BOOST_REQUIRE_EQUAL(log.leaderships.size(), 1u);
+    const leadership& l = log.leaderships.front();
+    BOOST_TEST(l.worker == 2);
+    BOOST_TEST(l.value == "w2");
+    BOOST_TEST(l.term == 7u);
+    BOOST_TEST(l.start_ns == 100);
+    BOOST_TEST(l.until_ns == 1500);
+    BOOST_TEST(l.lost_ns.value_or(0) == 1490);
+    BOOST_TEST(l.resigned_ns.value_or(0) == 1495);
+    BOOST_TEST(l.end_ns() == 1495);  // resigned before its validity ran out
+    BOOST_REQUIRE_EQUAL(log.views.size(), 2u);
+    BOOST_TEST(log.views[0].names(l));
+    BOOST_TEST(log.views[0].at_ns == 120);
+    BOOST_TEST(!log.views[1].value.has_value());
+    BOOST_TEST(!log.views[1].names(l));
+}
+
+BOOST_AUTO_TEST_CASE(election_lines_without_their_leadership_or_fields_are_refused)
+{
+    election_log log;
+    auto refused = [&](const std::string& text, int worker = 1) {
+        auto line = parse_line(text);
+        return line && !read_election_line(*line, worker, log);
+    };
+    BOOST_TEST(refused("extended term=3 until=10"));  // no leadership yet
+    BOOST_TEST(refused("lead value=w1 term=x start=1 until=2"));
+    BOOST_TEST(refused("lead term=3 start=1 until=2"));
+    BOOST_TEST(refused("view leader= term=3 at=5"));
+    BOOST_REQUIRE(read_election_line(*parse_line(format_lead(lead_of(1, 3, 1, 2))), 1, log));
+    BOOST_TEST(refused("resign term=4 at=9"));     // another term
+    BOOST_TEST(refused("resign term=3 at=9", 2));  // another worker's
+    BOOST_TEST(refused("lost term=3"));
+    // Lines of other kinds are none of the election's business.
+    auto other = parse_line("section key=k token=1");
+    BOOST_REQUIRE(other);
+    BOOST_TEST(read_election_line(*other, 1, log));
+    BOOST_TEST(log.leaderships.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_grant_within_the_previous_leaders_validity_is_an_overlap)
+{
+    // A fabricated second leader granted while the first was still valid: the check must see
+    // it, whichever order the logs were read in.
+    std::vector<leadership> all = {lead_of(1, 9, 2000, 3500), lead_of(0, 8, 1000, 2100)};
+    auto overlaps = find_leader_overlaps(all);
+    BOOST_REQUIRE_EQUAL(overlaps.size(), 1u);
+    BOOST_TEST(overlaps[0].earlier->term == 8u);
+    BOOST_TEST(overlaps[0].later->term == 9u);
+    // Its validity ran out first, or it resigned first: no overlap.
+    all[1].until_ns = 2000;
+    BOOST_TEST(find_leader_overlaps(all).empty());
+    all[1].until_ns = 2100;
+    all[1].resigned_ns = 1999;
+    BOOST_TEST(find_leader_overlaps(all).empty());
+    // A resignation after the successor's grant does not excuse it.
+    all[1].resigned_ns = 2050;
+    BOOST_TEST(find_leader_overlaps(all).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_later_leaders_term_must_grow)
+{
+    std::vector<leadership> all = {lead_of(0, 4, 0, 10), lead_of(1, 5, 20, 30),
+                                   lead_of(2, 5, 40, 50), lead_of(0, 3, 60, 70),
+                                   lead_of(1, 6, 80, 90)};
+    const auto bad = terms_not_growing(all);
+    BOOST_REQUIRE_EQUAL(bad.size(), 2u);
+    BOOST_TEST(bad[0].earlier->start_ns == 20);  // a term repeated
+    BOOST_TEST(bad[0].later->start_ns == 40);
+    BOOST_TEST(bad[1].earlier->start_ns == 40);  // a term that went back
+    BOOST_TEST(bad[1].later->start_ns == 60);
+    all.erase(all.begin() + 2, all.begin() + 4);
+    BOOST_TEST(terms_not_growing(all).empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_first_leadership_after_a_moment)
+{
+    const std::vector<leadership> all = {lead_of(0, 4, 300, 900), lead_of(1, 2, 100, 200)};
+    BOOST_TEST(first_leadership_after(all, 0)->term == 2u);
+    BOOST_TEST(first_leadership_after(all, 100)->term == 4u);
+    BOOST_TEST(!first_leadership_after(all, 300));
+}
+
+BOOST_AUTO_TEST_CASE(an_observers_lag_counts_only_when_its_last_view_names_the_leader)
+{
+    const leadership l = lead_of(0, 4, 1000, 2000);
+    const std::vector<leader_view> views = {
+        {1, "w3", 3, 500},  {1, std::nullopt, 0, 900},
+        {1, "w0", 4, 1040}, {2, "w0", 4, 990},  // saw the publication before the campaign completed
+        {3, "w0", 4, 1100}, {3, std::nullopt, 0, 1500}};
+    BOOST_TEST(view_lag_ns(views, 1, l, 3000).value_or(-1) == 40);
+    BOOST_TEST(view_lag_ns(views, 2, l, 3000).value_or(-1) == -10);
+    BOOST_TEST(!view_lag_ns(views, 3, l, 3000));  // it saw nobody last
+    BOOST_TEST(view_lag_ns(views, 3, l, 1200).value_or(-1) == 100);
+    BOOST_TEST(!view_lag_ns(views, 1, l, 1000));  // not seen yet by then
+    BOOST_TEST(!view_lag_ns(views, 4, l, 3000));  // no views at all
+}
+
+BOOST_AUTO_TEST_CASE(an_elections_violations_name_both_leaders)
+{
+    BOOST_TEST(election_violations(election_log{}).size() == 1u);  // nobody led
+    BOOST_TEST(
+        election_violations({{lead_of(0, 4, 0, 10), lead_of(1, 5, 20, 30)}, {{2, "w1", 5, 25}}})
+            .empty());
+    const auto both = election_violations(
+        {{lead_of(0, 4, 0, 2'000'000), lead_of(1, 4, 1'000'000, 3'000'000)}, {}});
+    BOOST_REQUIRE_EQUAL(both.size(), 2u);
+    BOOST_TEST(both[0] ==
+               "two leaders at once: w0 term 4 [0, 2] ms (until 2) and w1 term 4 "
+               "[1, 3] ms (until 3)");
+    BOOST_TEST(both[1].find("the term did not grow") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_view_must_name_a_granted_leader)
+{
+    election_log log{{lead_of(0, 4, 0, 10)},
+                     {{1, "w0", 4, 5},
+                      {1, std::nullopt, 0, 12},
+                      {2, "w0", 5, 20},  // the right value in another term
+                      {3, "w7", 4, 20}}};
+    const auto unknown = views_of_no_leader(log);
+    BOOST_REQUIRE_EQUAL(unknown.size(), 2u);
+    BOOST_TEST(unknown[0]->worker == 2);
+    BOOST_TEST(unknown[1]->worker == 3);
+    const auto violated = election_violations(log);
+    BOOST_REQUIRE_EQUAL(violated.size(), 2u);
+    BOOST_TEST(violated[0] ==
+               "observer w2 named w0 in term 5 at 0 ms, which no candidate was "
+               "granted");
 }

@@ -32,7 +32,7 @@
 // acquisition's per-node report follows its `acquire_failed` line as `acquire_report`). SIGTERM
 // ends the run early: the worker finishes its current section and exits as after D ms.
 //
-// Two more modes serve scenarios that need no resource server (--resource-port may be left
+// Three more modes serve scenarios that need no resource server (--resource-port may be left
 // out for them):
 //
 //   --mode waiters --waiters N [--permits L | --shared-percent P]   N coroutines of this one
@@ -50,6 +50,17 @@
 //       one try_acquire of the first key of K, reported as a `probe` line (acquired=0 or 1,
 //       and the error). The client then stays up, so that whatever it still has to send to
 //       its nodes can go out, until SIGTERM or D ms.
+//   --mode elect                 one candidate of an election on the first key of K (a fair
+//       lock with the watchdog, so that it leads past its expiry) that campaigns with the
+//       proposal "w<N>" (its id), leads for W ms, resigns and campaigns again, until D ms
+//       have passed; and an observer of the same election that calls observe(last seen) in a
+//       loop. The candidate logs a `lead` line as its campaign completes (value, term, the
+//       moment, the guard's validity), an `extended` line with the new validity at each of
+//       the watchdog's extensions (on the client's strand, as the extension is stored), a
+//       `lost` line when the guard reports its loss, and a `resign` line before its release
+//       begins; the observer logs a `view` line for each leader it sees, or nobody
+//       (checker.hpp has the formats). SIGTERM ends the run at once: a campaign or a hold is
+//       cancelled, and a leader resigns.
 //
 // Exit status 0 after D ms, 1 on an unexpected failure (printed as a `fatal` line), 2 on bad
 // arguments.
@@ -62,6 +73,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -90,6 +102,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -161,7 +174,8 @@ std::string one_line(std::string s)
 {
     std::fprintf(stderr,
                  "fault_worker: %s\nusage: fault_worker --id N --nodes URL,... --resource-port P "
-                 "--keys K,... --expiry-ms E --work-ms W --duration-ms D --seed S\n",
+                 "--keys K,... --expiry-ms E --work-ms W --duration-ms D --seed S\n"
+                 "       [--mode sections|waiters|probe|elect] (see the source's header)\n",
                  problem.c_str());
     std::exit(2);
 }
@@ -232,8 +246,8 @@ arguments parse(int argc, char** argv)
         else
             usage("unknown argument '" + std::string(flag) + "'");
     }
-    if (a.mode != "sections" && a.mode != "waiters" && a.mode != "probe")
-        usage("--mode is sections, waiters or probe");
+    if (a.mode != "sections" && a.mode != "waiters" && a.mode != "probe" && a.mode != "elect")
+        usage("--mode is sections, waiters, probe or elect");
     if (a.nodes.empty() || a.keys.empty() || (a.mode == "sections" && a.resource_port == 0))
         usage("--nodes, --keys and (in mode sections) --resource-port are required");
     if (a.waiters < 1)
@@ -518,6 +532,119 @@ asio::awaitable<totals> probe(const arguments& a, redlock::client& client)
     co_return t;
 }
 
+// ---- mode elect ----
+
+// The leadership the candidate holds now, for the client's lock observer (log_extension).
+const redlock::guard* leading = nullptr;
+
+// The client's lock observer in mode elect: logs each of the watchdog's extensions of the
+// leadership. It runs on the client's strand (this process's only thread) right after the
+// extension moved the guard's validity on, so that a process killed later has logged it.
+void log_extension(const redlock::lock_event& e)
+{
+    if (e.kind == redlock::lock_event_kind::extended && leading != nullptr)
+        emit("extended term=" + std::to_string(leading->fencing_token()) +
+             " until=" + std::to_string(to_monotonic_ns(leading->until())));
+}
+
+// Mode elect ends when `end` expires: after the duration, or at once on SIGTERM.
+bool over(const asio::steady_timer& end)
+{
+    return end.expiry() <= std::chrono::steady_clock::now();
+}
+
+// The candidate: campaigns, leads for `a.work`, resigns, and again, until the end.
+asio::awaitable<void> candidate(const arguments& a, redlock::election e, asio::steady_timer& end,
+                                totals& t)
+{
+    using namespace asio::experimental::awaitable_operators;
+    auto ex = co_await asio::this_coro::executor;
+    const std::string proposal = "w" + std::to_string(a.id);
+    while (!over(end)) {
+        auto campaign = co_await (e.async_campaign(proposal, asio::as_tuple(asio::use_awaitable)) ||
+                                  end.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (campaign.index() == 1)
+            break;  // the end came first: the campaign was cancelled and left the queue
+        auto& [ec, g] = std::get<0>(campaign);
+        if (ec) {
+            ++t.acquire_failures;
+            emit("campaign_failed code=" + std::to_string(ec.value()) +
+                 " why=" + one_line(ec.message()) + "; " + one_line(g.last_report().to_string()));
+            co_await pause_for(5ms);
+            continue;
+        }
+        ++t.sections;
+        const std::string term = std::to_string(g.fencing_token());
+        emit(redlock::faults::format_lead({a.id,
+                                           proposal,
+                                           g.fencing_token(),
+                                           monotonic_ns(),
+                                           to_monotonic_ns(g.until()),
+                                           {},
+                                           {}}));
+        leading = &g;
+        asio::steady_timer hold(ex, a.work);
+        auto held = co_await (hold.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                              g.async_wait_lost(asio::as_tuple(asio::use_awaitable)) ||
+                              end.async_wait(asio::as_tuple(asio::use_awaitable)));
+        leading = nullptr;
+        if (held.index() == 1) {
+            auto [lost_ec] = std::get<1>(held);
+            emit((lost_ec == redlock::error::lost ? "lost term=" : "wait_lost_failed term=") +
+                 term + " at=" + std::to_string(monotonic_ns()) + " why=" +
+                 one_line(lost_ec.message()) + "; " + one_line(g.last_report().to_string()));
+        }
+        emit("resign term=" + term + " at=" + std::to_string(monotonic_ns()));
+        auto [rel_ec] = co_await g.async_release(asio::as_tuple(asio::use_awaitable));
+        if (rel_ec)  // a lost leadership is gone from the nodes already
+            emit("release_failed term=" + term + " why=" + one_line(rel_ec.message()));
+    }
+}
+
+// The observer: each leader it sees, until the end.
+asio::awaitable<void> watch_leaders(const arguments& a, redlock::election e,
+                                    asio::steady_timer& end)
+{
+    using namespace asio::experimental::awaitable_operators;
+    std::optional<redlock::leader> seen;
+    while (!over(end)) {
+        auto next = co_await (e.async_observe(seen, asio::as_tuple(asio::use_awaitable)) ||
+                              end.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (next.index() == 1)
+            break;
+        auto& [ec, now] = std::get<0>(next);
+        if (ec) {
+            emit("observe_failed code=" + std::to_string(ec.value()) +
+                 " why=" + one_line(ec.message()));
+            co_await pause_for(a.expiry / 4);  // not a loop of failures as fast as it can
+            continue;
+        }
+        seen = now;
+        emit(redlock::faults::format_view(
+            {a.id, now ? std::optional<std::string>(now->value) : std::nullopt, now ? now->term : 0,
+             monotonic_ns()}));
+    }
+}
+
+asio::awaitable<totals> elect(const arguments& a, redlock::client& client)
+{
+    using namespace asio::experimental::awaitable_operators;
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer end(ex, a.duration);
+    asio::signal_set terminate(ex, SIGTERM);
+    terminate.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec)  // the waits on `end` complete, and those begun later complete at once
+            end.expires_at(std::chrono::steady_clock::now());
+    });
+    // An election is a fair mutex with fencing and the watchdog, whatever the options say.
+    auto e = client.make_election(a.keys.front(),
+                                  {.expiry = a.expiry, .wait_for_replicas = a.wait_for_replicas});
+    totals t;
+    co_await (candidate(a, e, end, t) && watch_leaders(a, e, end));
+    terminate.cancel();
+    co_return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -530,7 +657,7 @@ int main(int argc, char** argv)
     sa.sa_flags = SA_RESTART;  // blocking reads of the shadow GET/SET must not see EINTR
     sigemptyset(&sa.sa_mask);
     ::sigaction(SIGUSR1, &sa, nullptr);
-    if (a.mode != "probe") {  // the probe waits for SIGTERM with a signal_set of its own
+    if (a.mode != "probe" && a.mode != "elect") {  // these wait for SIGTERM with a signal_set
         sa.sa_handler = on_sigterm;
         ::sigaction(SIGTERM, &sa, nullptr);
     }
@@ -545,6 +672,8 @@ int main(int argc, char** argv)
         cfg.reconnect_backoff_max = 250ms;
         if (a.connect_timeout.count() > 0)
             cfg.connect_timeout = a.connect_timeout;
+        if (a.mode == "elect")
+            cfg.observer = log_extension;
         redlock::client client(io.get_executor(), std::move(cfg));
         asio::co_spawn(
             io,
@@ -554,6 +683,8 @@ int main(int argc, char** argv)
                         result = co_await waiters(a, client);
                     else if (a.mode == "probe")
                         result = co_await probe(a, client);
+                    else if (a.mode == "elect")
+                        result = co_await elect(a, client);
                     else
                         result = co_await work(a, client);
                 } catch (...) {
