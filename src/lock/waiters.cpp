@@ -69,7 +69,7 @@ namespace {
 constexpr std::size_t answered_kept = 8;
 }  // namespace
 
-void waiter_queue::line::answer(std::string_view value)
+void waiter_queue::line::answer(std::string_view value, bool ours, const waiter* woken)
 {
     if (value.empty() || was_answered(value)) {
         return;
@@ -77,12 +77,20 @@ void waiter_queue::line::answer(std::string_view value)
     if (answered.size() == answered_kept) {
         answered.erase(answered.begin());
     }
-    answered.emplace_back(value);
+    answered.push_back({std::string(value), ours, woken});
 }
 
-bool waiter_queue::line::was_answered(std::string_view value) const
+const waiter_queue::answered_release* waiter_queue::line::answered_as(std::string_view value) const
 {
-    return !value.empty() && std::find(answered.begin(), answered.end(), value) != answered.end();
+    auto it = std::find_if(answered.begin(), answered.end(),
+                           [value](const answered_release& a) { return a.value == value; });
+    return value.empty() || it == answered.end() ? nullptr : &*it;
+}
+
+waiter* waiter_queue::line::still_waiting(const waiter* w) const
+{
+    auto it = std::find(waiters.begin(), waiters.end(), w);
+    return w == nullptr || it == waiters.end() ? nullptr : *it;
 }
 
 waiter* waiter_queue::line::next_in_line() const
@@ -103,7 +111,7 @@ void waiter_queue::wake(waiter& w, waiter_event how)
 void waiter_queue::yield(line& l, std::string_view value, std::chrono::steady_clock::time_point now)
 {
     l.held_by = holder::yielded;
-    l.answer(value);
+    l.answer(value, true);
     if (waiter* w = l.next_in_line()) {
         const auto retry_at = now + yield_courtesy;
         if (w->pause().expiry() > retry_at) {
@@ -139,7 +147,7 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
         l.run_started = now;
     }
     l.held_by = holder::this_client;
-    l.answer(value);
+    l.answer(value, true, w);
     wake(*w, waiter_event::hand_off);
     if (hold_writes_of) {
         w->held_writes = write_hold(*hold_writes_of);
@@ -176,16 +184,11 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value, std
             }
         }
     }
-    if (l.was_answered(value)) {
-        return nullptr;
+    if (const answered_release* earlier = l.answered_as(value)) {
+        return repeated(l, *earlier);
     }
     l.held_by = holder::not_this_client;  // another owner's, or ours that nobody here took over
-    std::vector<line_member> members;
-    members.reserve(l.waiters.size());
-    for (const waiter* w : l.waiters) {
-        members.push_back({w->state(), w->rule()});
-    }
-    const std::vector<release_effect> effects = release_effects(members);
+    const std::vector<release_effect> effects = release_effects(members_of(l));
     waiter* first_woken = nullptr;
     for (std::size_t i = 0; i < effects.size(); ++i) {
         waiter& w = *l.waiters[i];
@@ -198,9 +201,42 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value, std
     }
     if (std::any_of(effects.begin(), effects.end(),
                     [](release_effect e) { return e != release_effect::none; })) {
-        l.answer(value);
+        l.answer(value, false, first_woken);
     }
     return first_woken;
+}
+
+std::vector<line_member> waiter_queue::members_of(const line& l)
+{
+    std::vector<line_member> members;
+    members.reserve(l.waiters.size());
+    for (const waiter* w : l.waiters) {
+        members.push_back({w->state(), w->rule()});
+    }
+    return members;
+}
+
+// The nodes run a release one after another: the waiter that the first node's message woke
+// may attempt before the release reached the others, and be refused there. So a later node's
+// message of it wakes nobody new, but is seen by the attempts under way (they retry at once
+// instead of pausing), and wakes again the waiter it woke if that one is pausing once more.
+waiter* waiter_queue::repeated(line& l, const answered_release& earlier)
+{
+    if (earlier.ours) {
+        return nullptr;  // the client's own waiters took it, or left it to others (a yield)
+    }
+    const std::vector<release_effect> effects = release_effects(members_of(l));
+    for (std::size_t i = 0; i < effects.size(); ++i) {
+        if (effects[i] == release_effect::seen) {
+            l.waiters[i]->on(waiter_event::release_seen);
+        }
+    }
+    waiter* w = l.still_waiting(earlier.woken);
+    if (!w || !is_pausing(w->state())) {
+        return nullptr;
+    }
+    wake(*w, waiter_event::release_message);
+    return w;
 }
 
 void waiter_queue::granted(const std::vector<std::string>& keys,

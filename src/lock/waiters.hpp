@@ -134,11 +134,14 @@ class waiter_queue
     /// wakes it (`waiter_event::named_head`) and nobody else; or that the key was handed to
     /// it, which wakes it the same way once a quorum of nodes did so with the stamp of its
     /// last clean-up (`hand_off_tally`). Each node of the lock sends such a message, some of
-    /// them late: only the first for a given release counts, and those of a release this
-    /// client handed off (or yielded) do not count at all. The key's waiters that are not
-    /// pausing are the client's contenders, which only see the release
+    /// them late: only the first for a given release wakes waiters, and those of a release
+    /// this client handed off (or yielded) do not count at all. The key's waiters that are
+    /// not pausing are the client's contenders, which only see the release
     /// (`waiter_event::release_seen`); of the pausing ones, those that `release_effects`
-    /// says are woken. Returns the longest-waiting of them.
+    /// says are woken. Returns the longest-waiting of them. A later node's message of the
+    /// same release is seen by the contenders, and wakes again the waiter the first one woke
+    /// if its attempt has failed meanwhile: that attempt may have reached this node before
+    /// the release did.
     waiter* released(std::string_view key, std::string_view value,
                      std::size_t node = static_cast<std::size_t>(-1));
 
@@ -185,31 +188,48 @@ class waiter_queue
         waiter* w = nullptr;
     };
 
+    /// A release this client has acted on: its owner value, whether it was the client's own
+    /// (handed off or yielded), and the waiter it woke, if any (compared, never followed: it
+    /// may have left since).
+    struct answered_release
+    {
+        std::string value;
+        bool ours = false;
+        const waiter* woken = nullptr;
+    };
+
     struct line
     {
         /// In the order they began to wait.
         std::vector<waiter*> waiters;
         /// The fair waiters, whose order is the nodes' queue's.
         std::vector<turn> turns;
-        /// The owner values of the last releases this client has sent a waiter for (or that
-        /// a contender saw), newest last: a node that falls behind may report a release
-        /// after several newer ones. Owner values are fresh for each acquisition unless the
-        /// options fix one; with a fixed one, a waiter may miss a wake-up and retry after
-        /// its delay instead.
-        std::vector<std::string> answered;
+        /// The last releases this client has sent a waiter for (or that a contender saw),
+        /// newest last: a node that falls behind may report a release after several newer
+        /// ones. Owner values are fresh for each acquisition unless the options fix one; with
+        /// a fixed one, a waiter may miss a wake-up and retry after its delay instead.
+        std::vector<answered_release> answered;
         holder held_by = holder::not_this_client;
         /// Since when the client has held the key through consecutive acquisitions (while
         /// `this_client`), for the bound on hand-offs.
         std::chrono::steady_clock::time_point run_started{};
 
-        void answer(std::string_view value);
-        bool was_answered(std::string_view value) const;
+        void answer(std::string_view value, bool ours, const waiter* woken = nullptr);
+        /// The release of `value` if this client has acted on it.
+        const answered_release* answered_as(std::string_view value) const;
+        bool was_answered(std::string_view value) const { return answered_as(value) != nullptr; }
+        /// `w`, if it is still in the line.
+        waiter* still_waiting(const waiter* w) const;
         /// Whom a hand-off wakes: the longest-waiting pausing waiter, if any.
         waiter* next_in_line() const;
     };
 
     /// Wakes `w` (`hand_off` or `release_message`) and ends the wait of its pause.
     static void wake(waiter& w, waiter_event how);
+    /// What its waiters' states and rules are, in order, for `release_effects`.
+    static std::vector<line_member> members_of(const line& l);
+    /// Another node's message of the release `earlier` (see `released`).
+    static waiter* repeated(line& l, const answered_release& earlier);
     /// A fair lock's message `m` for the fair waiter `w`, from node `node` (see `released`).
     static waiter* tell_turn(waiter& w, const fair_message& m, std::size_t node);
     /// The client yields `l`'s key, released as `value`, at `now` (see `hand_off`).

@@ -375,6 +375,58 @@ BOOST_FIXTURE_TEST_CASE(a_release_during_an_attempt_skips_one_pause, line_of_thr
     BOOST_TEST(state_of(0) == state::pausing);
 }
 
+// The nodes run a release one after another, and the first node's message may wake a waiter
+// whose attempt reaches another node before the release does there.
+BOOST_FIXTURE_TEST_CASE(a_later_nodes_message_of_its_release_is_seen_by_the_woken_attempt,
+                        line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    attempt(0);
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);  // no second waiter woken
+    BOOST_TEST(state_of(0) == state::missed_release);
+    waiters[0].on(waiter_event::pause_begins);  // refused where the release came later
+    BOOST_TEST(state_of(0) == state::retrying_at_once);
+    BOOST_TEST(state_of(1) == state::pausing);
+    BOOST_TEST(state_of(2) == state::pausing);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_later_nodes_message_wakes_again_the_waiter_refused_before_it,
+                        line_of_three)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    attempt(0);
+    pause(0);  // its attempt failed before the other nodes' messages came
+    BOOST_TEST(queue.released("k", "theirs") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    BOOST_TEST(state_of(1) == state::pausing);
+    BOOST_TEST(state_of(2) == state::pausing);
+    // Once it got the lock and left, the release's last messages wake nobody.
+    took_the_lock(0);
+    BOOST_TEST(queue.released("k", "theirs") == nullptr);
+    BOOST_TEST(run().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(the_messages_of_a_yield_are_not_seen_by_the_clients_attempts, line_of_three)
+{
+    pause(1);
+    pause(2);
+    // Waiter 0 attempts (it joined while the client held the key); the client yields.
+    queue.granted({"k"}, t0);
+    BOOST_TEST(queue.hand_off("k", "mine", nullptr, t0 + 300ms, 250ms) == nullptr);
+    // The nodes' messages of that release leave the head start to other clients.
+    for (int node = 0; node < 3; ++node) {
+        BOOST_TEST(queue.released("k", "mine") == nullptr);
+    }
+    BOOST_TEST(state_of(0) == state::attempting);
+    timers[1].cancel();
+    timers[2].cancel();
+    run();
+}
+
 BOOST_FIXTURE_TEST_CASE(a_release_before_a_woken_waiter_attempts_is_not_missed, line_of_three)
 {
     pause_all();
@@ -583,13 +635,17 @@ BOOST_FIXTURE_TEST_CASE(a_release_message_wakes_every_pausing_reader, readers_li
     BOOST_TEST(run() == (std::vector<int>{0, 2}));
     BOOST_TEST(state_of(0) == state::woken_by_release_message);
     BOOST_TEST(state_of(2) == state::woken_by_release_message);
-    // The other nodes' messages of the same release wake nobody again.
+    // The other nodes' messages of the same release wake nobody new: only waiter 0 again,
+    // whose attempt failed before they came (it reached a node before the release did).
     attempt(0);
     pause(0);
-    BOOST_TEST(queue.released("k", "writer") == nullptr);
-    BOOST_TEST(run().empty());
-    BOOST_TEST(state_of(0) == state::pausing);
-    timers[0].cancel();
+    waiters[1].on(waiter_event::pause_begins);  // it saw the release: it retries at once
+    attempt(1);
+    pause(1);
+    BOOST_TEST(queue.released("k", "writer") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    BOOST_TEST(state_of(1) == state::pausing);
+    timers[1].cancel();
     run();
 }
 
@@ -612,6 +668,24 @@ BOOST_FIXTURE_TEST_CASE(each_permit_released_wakes_one_more_waiter, permits_line
     BOOST_TEST(queue.released("k", "third holder") == nullptr);
     BOOST_TEST(state_of(0) == state::missed_release);
     BOOST_TEST(run().empty());
+    timers[1].cancel();
+    timers[2].cancel();
+    run();
+}
+
+BOOST_FIXTURE_TEST_CASE(
+    a_permit_whose_waiter_was_refused_before_a_later_node_released_it_is_not_lost, permits_line)
+{
+    pause_all();
+    BOOST_TEST(queue.released("k", "first holder") == &waiters[0]);
+    BOOST_TEST(run() == std::vector<int>{0});
+    attempt(0);
+    pause(0);
+    // The other nodes' messages of that release: the same waiter again, not one more.
+    BOOST_TEST(queue.released("k", "first holder") == &waiters[0]);
+    BOOST_TEST(queue.released("k", "first holder") == nullptr);
+    BOOST_TEST(run() == std::vector<int>{0});
+    BOOST_TEST(state_of(1) == state::pausing);
     timers[1].cancel();
     timers[2].cancel();
     run();
