@@ -113,6 +113,9 @@ LARGE=(
   "fencing.nodes5.counter_from_zero fencing violation -DNODES=5 -DSERIAL -DNO_REFUSALS -DCOLLAPSE -DMUTANT_COUNTER_FROM_ZERO"
   "rw.nodes5                    rw        verified  -DNODES=5 -DATTEMPTS=1 -DBITSTATE"
   "rw.nodes5.small_quorum       rw        violation -DNODES=5 -DATTEMPTS=1 -DBITSTATE -DMUTANT_SMALL_QUORUM"
+  "election.nodes5              election  verified  -DNODES=5 -DATTEMPTS=1 -DCOLLAPSE"
+  "election.nodes5.reader_quorum election violation -DNODES=5 -DATTEMPTS=1 -DCOLLAPSE -DMUTANT_READER_QUORUM"
+  "election.nodes5.reader_no_key election violation -DNODES=5 -DATTEMPTS=1 -DCOLLAPSE -DMUTANT_READER_NO_KEY"
 )
 
 install_spin() {
