@@ -46,8 +46,9 @@
 // of the moment within 850 ms of the heal or its grant. Where the leader lost its quorum: its
 // guard reports the loss during the fault and another process's candidate leads within
 // 1500 ms of the cut. In the bridge (leaders resign after 250 ms there and in flapping):
-// leaders are granted from 1.5 s into the fault on. In one-way: one expiry after the
-// processes exited, no key of the election but its fencing counter is left on any node.
+// leaders are granted from 1.5 s into the fault on. In one-way: the leader reports the loss
+// during the fault, and one expiry after the processes exited no key of the election but its
+// fencing counter is left on any node.
 //
 // Where namespaces cannot be made (not root, no nft), every scenario is skipped with a
 // message saying why.
@@ -870,7 +871,8 @@ void partition_scenario(fault f, lock_kind k)
 // and a candidate of another process is granted within successor_bound of the cut, during
 // the fault. In bridge, leaders are granted from fault_settle into the fault to its end (one
 // side at least can lead). In one-way, one expiry after the processes exited no key of the
-// election is left on any node (check_keys_lapse).
+// election is left on any node (check_keys_lapse), and the leader's guard reports the loss
+// during the fault (it hears from a minority only).
 //
 // successor_bound is that of the driver's election scenario: the leader's last extension
 // reached the other side's nodes before the cut, so its key lapses there within one expiry of
@@ -880,6 +882,11 @@ void partition_scenario(fault f, lock_kind k)
 // write-back and its publication take a per-node deadline each at most:
 // 1000 + 250 + 5 x 50 = 1500 ms.
 constexpr ms election_hold = 60s;
+// With leaders that rotate, the end (SIGTERM to every process at once) may come while a
+// campaign publishes; it then resigns without a `lead` line. An observer of another process
+// would have to complete a read naming it between that publication and its own SIGTERM,
+// sent in the same loop, for the check of views of granted leaders to count it (a read takes
+// a round trip after the publication): not seen in the runs.
 constexpr ms rotating_hold = 250ms;
 constexpr ms node_deadline = expiry * 5 / 100;
 constexpr ms successor_bound = expiry + expiry / 4 + 5 * node_deadline;
@@ -1002,10 +1009,13 @@ void election_partition_scenario(fault f)
             for (const auto& l : log.leaderships)
                 if (l.worker == cut_leader->worker && l.term == cut_leader->term)
                     cut_leader = l;  // as logged by now: its loss, its resignation
+            // In one-way the leader's extensions reach a majority, but only a minority's
+            // replies come back: it cannot know it still leads, and must say it lost.
+            if ((leader_cut || f == fault::one_way) &&
+                (!cut_leader->lost_ns || *cut_leader->lost_ns > healed_ns))
+                violated.push_back("the leader " + rf::describe(*cut_leader) +
+                                   " reported no loss during the fault");
             if (leader_cut) {
-                if (!cut_leader->lost_ns || *cut_leader->lost_ns > healed_ns)
-                    violated.push_back("the cut-off leader " + rf::describe(*cut_leader) +
-                                       " reported no loss during the fault");
                 if (!successor || successor->start_ns > healed_ns)
                     violated.push_back("no new leader during the fault");
                 else if (successor->worker == cut_leader->worker)
