@@ -701,6 +701,15 @@ void check_keys_lapse(const partition_run& r, std::int64_t exited,
                            "the processes exited");
 }
 
+// Ends the run's workers; after a one-way fault, checks that no key outlived its expiry.
+void end_run(partition_run& r, fault f, std::vector<std::string>& left_at_exit,
+             std::vector<std::string>& left_after_expiry, std::vector<std::string>& violated)
+{
+    const std::int64_t exited = r.end_workers();
+    if (f == fault::one_way)
+        check_keys_lapse(r, exited, left_at_exit, left_after_expiry, violated);
+}
+
 // Process p's arguments in mode waiters for a lock of `kind`. With `long_holder`, process 0
 // holds 400 ms and announces its holds, with one waiter: three would pass the lock among
 // themselves and keep the other processes out for most of the run.
@@ -780,9 +789,7 @@ void partition_scenario(fault f, lock_kind k)
                 warm_limit, "every process to lock once");
             for (int i = 0; i < cycles; ++i)
                 done.push_back(run_cycle(r, f, kind, rng, window, soak, violated));
-            const std::int64_t exited = r.end_workers();
-            if (f == fault::one_way)
-                check_keys_lapse(r, exited, left_at_exit, left_after_expiry, violated);
+            end_run(r, f, left_at_exit, left_after_expiry, violated);
         } catch (const std::exception& e) {
             r.problems().push_back(std::string("schedule: ") + e.what());
             r.end_workers();
@@ -1064,9 +1071,7 @@ void election_partition_scenario(fault f)
             if (resumed_ms < 0 || resumed_ms > resume_bound.count())
                 violated.push_back("no leader within " + std::to_string(resume_bound.count()) +
                                    " ms of the heal");
-            const std::int64_t exited = r.end_workers();
-            if (f == fault::one_way)
-                check_keys_lapse(r, exited, left_at_exit, left_after_expiry, violated);
+            end_run(r, f, left_at_exit, left_after_expiry, violated);
         } catch (const std::exception& e) {
             r.problems().push_back(std::string("schedule: ") + e.what());
             r.end_workers();
