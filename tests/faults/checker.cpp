@@ -555,17 +555,18 @@ std::string describe(const leadership& l)
            (l.resigned_ns ? ", resigned" : "") + (l.lost_ns ? ", lost" : "") + ")";
 }
 
-std::vector<const leader_view*> views_of_no_leader(const election_log& log)
+std::vector<const leader_view*> views_of_no_leader(const election_log& log, std::int64_t until_ns)
 {
     std::vector<const leader_view*> out;
     for (const auto& v : log.views)
-        if (v.value && std::none_of(log.leaderships.begin(), log.leaderships.end(),
-                                    [&](const leadership& l) { return v.names(l); }))
+        if (v.value && v.at_ns < until_ns &&
+            std::none_of(log.leaderships.begin(), log.leaderships.end(),
+                         [&](const leadership& l) { return v.names(l); }))
             out.push_back(&v);
     return out;
 }
 
-std::vector<std::string> election_violations(const election_log& log)
+std::vector<std::string> election_violations(const election_log& log, std::int64_t views_until_ns)
 {
     const std::vector<leadership>& all = log.leaderships;
     std::vector<std::string> out;
@@ -577,7 +578,7 @@ std::vector<std::string> election_violations(const election_log& log)
     for (const auto& p : terms_not_growing(all))
         out.push_back("the term did not grow: " + describe(*p.earlier) + " then " +
                       describe(*p.later));
-    for (const leader_view* v : views_of_no_leader(log))
+    for (const leader_view* v : views_of_no_leader(log, views_until_ns))
         out.push_back("observer w" + std::to_string(v->worker) + " named " + *v->value +
                       " in term " + std::to_string(v->term) + " at " +
                       std::to_string(v->at_ns / 1'000'000) + " ms, which no candidate was granted");

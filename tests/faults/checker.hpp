@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -315,17 +316,23 @@ std::optional<std::int64_t> view_lag_ns(const std::vector<leader_view>& views, i
 // "w<worker> term <t> [start, end] ms (until <u>)", for messages.
 std::string describe(const leadership& l);
 
-// The views that name a leader (value and term) that no candidate logged a grant of. A reader
-// names only a leader that a quorum of nodes names, which a candidate that never completed
-// its campaign is not; the scenarios end while their leader is settled, so that no campaign
-// is cut short by the end after publishing.
-std::vector<const leader_view*> views_of_no_leader(const election_log& log);
-std::vector<const leader_view*> views_of_no_leader(election_log&&) = delete;
+// The views before `until_ns` that name a leader (value and term) that no candidate logged a
+// grant of. A reader names only a leader that a quorum of nodes names, which a candidate that
+// never completed its campaign is not. The end of a run can cut a campaign short after its
+// publication and before its grant is logged: a scenario whose leaders may still change at
+// its end checks the views up to a margin before it (the end's first signal less the longest
+// a publication round can take before its grant is logged).
+std::vector<const leader_view*> views_of_no_leader(
+    const election_log& log, std::int64_t until_ns = std::numeric_limits<std::int64_t>::max());
+std::vector<const leader_view*> views_of_no_leader(election_log&&, std::int64_t = 0) = delete;
 
 // What an election's log must never show, one message each (empty when none): two leaders at
-// once (find_leader_overlaps), a term that did not grow (terms_not_growing) and a view of no
-// leader (views_of_no_leader); and "no leader at all" when there is none.
-std::vector<std::string> election_violations(const election_log& log);
+// once (find_leader_overlaps), a term that did not grow (terms_not_growing) and a view before
+// `views_until_ns` of no leader (views_of_no_leader); and "no leader at all" when there is
+// none.
+std::vector<std::string> election_violations(
+    const election_log& log,
+    std::int64_t views_until_ns = std::numeric_limits<std::int64_t>::max());
 
 // The table: a header (two lines) and one row per scenario.
 std::string table_header();

@@ -575,4 +575,8 @@ BOOST_AUTO_TEST_CASE(a_view_must_name_a_granted_leader)
     BOOST_TEST(violated[0] ==
                "observer w2 named w0 in term 5 at 0 ms, which no candidate was "
                "granted");
+    // Up to a bound (a margin before a run's end): the view at 20 ns is not checked.
+    BOOST_TEST(views_of_no_leader(log, 20).empty());
+    BOOST_REQUIRE_EQUAL(views_of_no_leader(log, 21).size(), 2u);
+    BOOST_TEST(election_violations(log, 20).empty());
 }
