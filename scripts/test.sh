@@ -78,7 +78,7 @@ if [ "${REDLOCK_SKIP_SANITIZERS:-0}" != 1 ]; then
   # clang-tidy (the files it has not passed unchanged before) runs beside the tests, at a lower
   # priority: they spend most of their time waiting for servers and timers.
   stage "tests under ASan+UBSan (clang), clang-tidy on src/ beside them"
-  nice -n 10 scripts/tidy.py build-asan --jobs 1 >build-asan/tidy.log 2>&1 &
+  nice -n 10 scripts/tidy.py build-asan --jobs "$(nproc)" >build-asan/tidy.log 2>&1 &
   tidy_pid=$!
   trap 'kill "$tidy_pid" 2>/dev/null || true' EXIT
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
