@@ -122,7 +122,9 @@ asio::awaitable<void> lead(const instance& self)
     }
 }
 
-// Prints who leads, and again at every change.
+// Prints who leads, and again at every change. The first read has its own loop: folded into
+// the second as `first ? co_await ... : co_await ...`, g++ 12 destroys the awaited results
+// twice.
 asio::awaitable<void> watch(const instance& self)
 {
     asio::steady_timer pause(co_await asio::this_coro::executor);
