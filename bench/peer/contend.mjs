@@ -310,7 +310,9 @@ async function childMain() {
     return;
   }
   // An acquire still under way when the grace ended has no record: its
-  // acquisition came after the window.
+  // acquisition came after the window. Closing the connections first drops it,
+  // so that nothing of this child reaches Redis after the parent deletes the key.
+  clients.forEach((c) => c.disconnect());
   const n = releaseStart.length;
   await sendToParent({
     type: "report",
@@ -405,6 +407,7 @@ function runChildren(options, children) {
     const reports = new Array(n).fill(null);
     let ready = 0;
     let reported = 0;
+    let closed = 0;
     let phase = "starting";
     let readyTimer = null;
     let reportTimer = null;
@@ -438,6 +441,8 @@ function runChildren(options, children) {
       child.on("close", (code, signal) => {
         if (reports[i] === null) {
           abort(`child ${i} exited (${signal ?? `status ${code}`}) before reporting`);
+        } else if (++closed === n && reported === n) {
+          finish();
         }
       });
       child.on("message", (msg) => {
@@ -447,7 +452,8 @@ function runChildren(options, children) {
           abort(`child ${i}: ${msg.message}`);
         } else if (msg.type === "report") {
           reports[i] = msg;
-          if (++reported === n) finish();
+          // The key is deleted once every child has exited: wait for both.
+          if (++reported === n && closed === n) finish();
         }
       });
       child.send(config);
@@ -470,7 +476,7 @@ function runChildren(options, children) {
           phase = "stopping";
           for (const child of children) child.send({ type: "stop" });
           reportTimer = setTimeout(
-            () => abort(`only ${reported} of ${n} children reported after stop`),
+            () => abort(`only ${reported} of ${n} children reported and ${closed} exited after stop`),
             STOP_GRACE_MS + 10000,
           );
         }, options.duration * 1000);
