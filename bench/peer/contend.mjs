@@ -33,9 +33,11 @@ const CHILD_ENV = "REDLOCK_PEER_CONTEND_CHILD";
 // Failed acquires are counted as errors and the loop goes on.
 const REDLOCK_SETTINGS = {};
 
-// How long a stopping child waits for its current iteration (an acquire that is
-// still retrying, or a hold) before it reports without it.
-const STOP_GRACE_MS = 1000;
+// How long a stopping child waits for its current iteration (a hold, or an
+// acquire that is still retrying) before it reports without it.
+function stopGraceMs(holdMs) {
+  return holdMs + 1000;
+}
 
 function hrnow() {
   return process.hrtime.bigint();
@@ -255,10 +257,17 @@ async function childMain() {
   let releaseErrors = 0;
   let stopping = false;
 
+  let onStop;
+  const stopped = new Promise((resolve) => {
+    onStop = resolve;
+  });
   const started = new Promise((resolve) => {
     process.on("message", (msg) => {
       if (msg.type === "start") resolve();
-      if (msg.type === "stop") stopping = true;
+      if (msg.type === "stop") {
+        stopping = true;
+        onStop();
+      }
     });
   });
   process.send({ type: "ready" });
@@ -292,16 +301,10 @@ async function childMain() {
   const running = loop().catch((error) => {
     loopError = error;
   });
-  // Wait for the stop message, then give the current iteration a bounded time.
-  await new Promise((resolve) => {
-    const poll = setInterval(() => {
-      if (stopping || loopError) {
-        clearInterval(poll);
-        resolve();
-      }
-    }, 20);
-  });
-  const graceOver = sleep(STOP_GRACE_MS).then(() => "timeout");
+  // Wait for the stop message (or a failed loop), then give the current
+  // iteration a bounded time.
+  await Promise.race([stopped, running]);
+  const graceOver = sleep(stopGraceMs(config.holdMs)).then(() => "timeout");
   if ((await Promise.race([running.then(() => "done"), graceOver])) === "timeout") {
     abandoned = true;
   }
@@ -477,7 +480,7 @@ function runChildren(options, children) {
           for (const child of children) child.send({ type: "stop" });
           reportTimer = setTimeout(
             () => abort(`only ${reported} of ${n} children reported and ${closed} exited after stop`),
-            STOP_GRACE_MS + 10000,
+            stopGraceMs(options.holdMs) + 10000,
           );
         }, options.duration * 1000);
       }, options.warmup * 1000);
