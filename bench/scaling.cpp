@@ -537,7 +537,7 @@ double min_vs_mean(std::vector<std::int64_t>::const_iterator first,
 
 std::string times_text(double r)
 {
-    return r > 0 ? strf("%.1f x", r) : std::string("-");
+    return r > 0 ? strf("%.2g x", r) : std::string("-");
 }
 
 // The baseline's figures per grant, to compare each row's with.
