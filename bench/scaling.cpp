@@ -29,11 +29,13 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -197,26 +199,35 @@ server_counters read_counters(const std::vector<std::uint16_t>& ports)
     return sum;
 }
 
-// The servers' work over a window, per grant made in it.
+// The servers' work over a window, and per grant made in it.
 struct server_cost
 {
     bool known = false;
+    // Over the whole window.
+    double commands = 0;
+    double cpu_ms = 0;
+    double cpu_cores = 0;  // CPU seconds per second of the window, summed over the servers
+    // Per grant: NaN (null in JSON) when there was none.
     double commands_per_grant = 0;
     double cpu_ms_per_grant = 0;
-    double cpu_cores = 0;  // CPU seconds per second of the window, summed over the servers
-    json by_command;       // name -> {calls, usec} per grant
+    json by_command;  // name -> {calls, usec} per grant
 
     static server_cost of(const server_counters& d, std::int64_t grants, double secs)
     {
         server_cost c;
         c.known = true;
-        const double g = static_cast<double>(grants);
-        c.commands_per_grant = ratio(d.commands, g);
-        c.cpu_ms_per_grant = ratio(d.cpu_s * 1e3, g);
+        const auto per_grant = [grants](double v) {
+            return grants > 0 ? v / static_cast<double>(grants)
+                              : std::numeric_limits<double>::quiet_NaN();
+        };
+        c.commands = d.commands;
+        c.cpu_ms = d.cpu_s * 1e3;
         c.cpu_cores = ratio(d.cpu_s, secs);
+        c.commands_per_grant = per_grant(c.commands);
+        c.cpu_ms_per_grant = per_grant(c.cpu_ms);
         for (const auto& [name, cost] : d.by_command) {
             c.by_command.add(
-                name, json().add("calls", ratio(cost.calls, g)).add("usec", ratio(cost.usec, g)));
+                name, json().add("calls", per_grant(cost.calls)).add("usec", per_grant(cost.usec)));
         }
         return c;
     }
@@ -224,12 +235,16 @@ struct server_cost
     json& add_to(json& j) const
     {
         if (!known) {
-            return j.add_verbatim("server_commands_per_grant", "null")
+            return j.add_verbatim("server_commands", "null")
+                .add_verbatim("server_cpu_ms", "null")
+                .add_verbatim("server_commands_per_grant", "null")
                 .add_verbatim("server_cpu_ms_per_grant", "null")
                 .add_verbatim("servers_cores", "null")
                 .add_verbatim("commandstats_per_grant", "null");
         }
-        return j.add("server_commands_per_grant", commands_per_grant)
+        return j.add("server_commands", commands)
+            .add("server_cpu_ms", cpu_ms)
+            .add("server_commands_per_grant", commands_per_grant)
             .add("server_cpu_ms_per_grant", cpu_ms_per_grant)
             .add("servers_cores", cpu_cores)
             .add("commandstats_per_grant", by_command);
@@ -239,6 +254,10 @@ struct server_cost
     {
         if (!known) {
             return "servers' counters unknown (nodes not on this machine)";
+        }
+        if (!std::isfinite(commands_per_grant)) {
+            return strf("no grant: servers %.0f commands and %.1f ms CPU in all (%.2f cores)",
+                        commands, cpu_ms, cpu_cores);
         }
         return strf("servers %.1f commands and %.3f ms CPU per grant (%.2f cores)",
                     commands_per_grant, cpu_ms_per_grant, cpu_cores);
