@@ -31,7 +31,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -352,6 +351,10 @@ struct scaling_shared
         }
     }
 };
+
+// Processes share these atomics through the mapping: only lock-free ones work across them.
+static_assert(std::atomic<std::int64_t>::is_always_lock_free &&
+              std::atomic<bool>::is_always_lock_free);
 
 constexpr std::int64_t exclusive_unit = std::int64_t{1} << 32;
 
@@ -771,7 +774,7 @@ std::string peer_script(const scaling_settings& s)
 // the servers made for it. A missing or failing script, or one that prints no RESULT, is
 // a failure of the run.
 void run_peer_row(const run_settings& rs, const scaling_settings& s, int processes,
-                  const baseline& base)
+                  const baseline& base, double idle_cpu_ms_per_s)
 {
     const std::string script = peer_script(s);
     const std::string what = strf("scaling %s, %d processes", s.peer.c_str(), processes);
@@ -843,20 +846,28 @@ void run_peer_row(const run_settings& rs, const scaling_settings& s, int process
     const double errors = member_number(peer_result, "redis_errors").value_or(0) +
                           member_number(peer_result, "release_errors").value_or(0);
     const double violations = member_number(peer_result, "violations").value_or(0);
-    // The counters cover the script's whole run: its processes' start and end too.
+    // The counters cover the script's whole run: its processes' start and end too, when the
+    // servers idle. Less what idle servers use in the time outside the script's window, the
+    // CPU per grant of the window alone (an estimate: the start also opens connections).
     const server_cost cost = counters.cost(grants, seconds(t1 - t0));
+    const double window_s = member_number(peer_result, "duration_s").value_or(duration_s);
+    const double outside_s = std::max(0.0, seconds(t1 - t0) - window_s);
+    const double less_idle =
+        grants > 0 ? (cost.cpu_ms - idle_cpu_ms_per_s * outside_s) / static_cast<double>(grants)
+                   : std::numeric_limits<double>::quiet_NaN();
     say(
         strf("scaling %s, %d processes, hold %lld ms: %s grants/s (%s of the hold's ceiling), "
              "least process / mean %s, acquires that spent their retries %.0f; %s over the "
-             "script's whole run of %.1f s (%s / %s uncontended); errors %.0f, violations %.0f; "
+             "script's whole run of %.1f s (%s / %s uncontended; %.3f ms CPU per grant less the "
+             "idle servers' %.1f ms/s outside its window); errors %.0f, violations %.0f; "
              "the script said: %s",
              s.peer.c_str(), processes, static_cast<long long>(s.hold.count()),
              grouped(rate).c_str(), member_text(peer_result, "vs_hold_ceiling").c_str(),
              member_text(peer_result, "per_process_min_vs_mean").c_str(), acquire_errors,
              cost.text().c_str(), seconds(t1 - t0),
              times_text(ratio(cost.commands_per_grant, base.commands_per_grant)).c_str(),
-             times_text(ratio(cost.cpu_ms_per_grant, base.cpu_ms_per_grant)).c_str(), errors,
-             violations, peer_line.c_str()));
+             times_text(ratio(cost.cpu_ms_per_grant, base.cpu_ms_per_grant)).c_str(), less_idle,
+             idle_cpu_ms_per_s, errors, violations, peer_line.c_str()));
     if (violations > 0) {
         note_failure(what + ": the peer's script saw mutual-exclusion violations");
     }
@@ -869,7 +880,7 @@ void run_peer_row(const run_settings& rs, const scaling_settings& s, int process
         .add("processes", processes)
         .add("hold_ms", s.hold.count())
         .add("nodes", rs.urls.size())
-        .add("duration_s", member_number(peer_result, "duration_s").value_or(duration_s))
+        .add("duration_s", window_s)
         .add("peer_warmup_s", 0)
         .add("counters_window_s", seconds(t1 - t0))
         .add("grants", grants)
@@ -880,7 +891,9 @@ void run_peer_row(const run_settings& rs, const scaling_settings& s, int process
             j.add_verbatim(k, v);
         }
     }
-    cost.add_to(j);
+    cost.add_to(j)
+        .add("servers_idle_cpu_ms_per_s", idle_cpu_ms_per_s)
+        .add("server_cpu_ms_per_grant_less_idle", less_idle);
     add_vs_baseline(j, cost, base)
         .add("acquire_errors", static_cast<std::int64_t>(acquire_errors))
         .add("errors", static_cast<std::int64_t>(errors))
@@ -904,6 +917,18 @@ void run_scaling(const run_settings& rs, const scaling_settings& s)
             "servers' counters are not read");
     }
     const baseline base = run_uncontended_row(rs);
+    // What the servers use while nobody locks: the peer's rows subtract it from the time
+    // their counters saw outside the script's window.
+    double idle_cpu_ms_per_s = 0;
+    if (!s.peer.empty()) {
+        counter_window idle(rs);
+        idle.start();
+        const auto from = clock::now();
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        const double secs = seconds(clock::now() - from);
+        idle.stop();
+        idle_cpu_ms_per_s = idle.cost(0, secs).cpu_ms / secs;
+    }
     for (const auto& name : s.kinds) {
         const lock_kind kind = kind_named(name);
         for (int p : s.processes) {
@@ -911,7 +936,7 @@ void run_scaling(const run_settings& rs, const scaling_settings& s)
                                rs.key_prefix + ":s:" + name + ":" + std::to_string(p)};
             run_row(rs, row, base);
             if (kind == lock_kind::plain && !s.peer.empty()) {
-                run_peer_row(rs, s, p, base);
+                run_peer_row(rs, s, p, base, idle_cpu_ms_per_s);
             }
         }
     }
