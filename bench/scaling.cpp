@@ -831,11 +831,16 @@ void run_peer_row(const run_settings& rs, const scaling_settings& s, int process
         }
     }
     const auto acquisitions = member_number(peer_result, "acquisitions");
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !acquisitions) {
-        note_failure(
-            strf("%s: the peer's script failed (status %d) or printed no RESULT with "
-                 "acquisitions; its output:\n%s",
-                 what.c_str(), status, output.c_str()));
+    const bool exited = status != -1 && WIFEXITED(status);
+    if (!exited || WEXITSTATUS(status) != 0 || !acquisitions) {
+        // timeout(1) exits with 124 when the bound above stopped the script.
+        const std::string how = !exited        ? std::string("did not exit normally")
+                                : acquisitions ? strf("exited with status %d", WEXITSTATUS(status))
+                                               : strf(
+                                                     "exited with status %d and printed no "
+                                                     "RESULT with acquisitions",
+                                                     WEXITSTATUS(status));
+        note_failure(what + ": the peer's script " + how + "; its output:\n" + output);
         return;
     }
     const auto grants = static_cast<std::int64_t>(*acquisitions);
