@@ -5,7 +5,7 @@
 // own and uses each as the one node. See docs/benchmarks.md.
 //
 //   redlock_bench [--scenario all|server|uncontended|degraded|contended|held|cluster|rw|
-//                             semaphore|fair[,...]]
+//                             semaphore|fair|election|scaling[,...]]
 //                 [--duration S]
 //                 [--concurrency 1,64,256] [--held K] [--nodes URL,...] ...   (--help)
 //
@@ -69,6 +69,10 @@ struct arguments
     int semaphore_workers = 16;
     int fair_workers = 8;
     bool count_events = false;
+    std::vector<std::string> scaling_kinds = {"plain", "fair", "semaphore", "rw"};
+    std::vector<int> scaling_processes = {2, 8, 32};
+    std::string peer;
+    std::string peer_script;
 };
 
 [[noreturn]] void usage(const std::string& problem, int status = 2)
@@ -78,7 +82,8 @@ struct arguments
         "redlock_bench: %s\n"
         "usage: redlock_bench [options]\n"
         "  --scenario LIST      all (default) or any of server,uncontended,degraded,contended,\n"
-        "                       degraded-contended,held,cluster,rw,semaphore,fair,election\n"
+        "                       degraded-contended,held,cluster,rw,semaphore,fair,election,\n"
+        "                       scaling (not part of all)\n"
         "  --duration S         measured seconds per scenario and parameter set (default 5)\n"
         "  --warmup S           seconds run before each measurement (default 0.5)\n"
         "  --nodes URL,...      use these Redis masters instead of starting servers\n"
@@ -122,7 +127,15 @@ struct arguments
         "  --permits N          the semaphore's permits (default 4)\n"
         "  --semaphore-workers N    workers wanting a permit (default 16)\n"
         "  --fair-workers N     workers of the fair lock, and of the unfair one it is set\n"
-        "                       against (default 8)\n",
+        "                       against (default 8)\n"
+        " scaling (a process per worker on one lock, each holding it for --hold-ms; the\n"
+        " servers' INFO counters per grant; first a row of one process on a key of its own):\n"
+        "  --scaling-kinds LIST plain,fair,semaphore,rw (default all four); the semaphore has\n"
+        "                       --permits permits, rw's process 0 writes and the others read\n"
+        "  --scaling-processes LIST  processes of each row (default 2,8,32; at most 128)\n"
+        "  --peer node-redlock  after each plain row, the same by node-redlock (its script,\n"
+        "                       bench/peer/run.sh) on the same servers\n"
+        "  --peer-script PATH   the peer's script (default bench/peer/run.sh in the source)\n",
         problem.c_str());
     std::exit(status);
 }
@@ -213,7 +226,7 @@ arguments parse(int argc, char** argv)
             for (const auto& s : one_of(
                      flag, value,
                      {"all", "server", "uncontended", "degraded", "contended", "degraded-contended",
-                      "held", "cluster", "rw", "semaphore", "fair", "election"})) {
+                      "held", "cluster", "rw", "semaphore", "fair", "election", "scaling"})) {
                 a.scenarios.insert(s);
             }
         } else if (flag == "--observer") {
@@ -275,6 +288,17 @@ arguments parse(int argc, char** argv)
             a.semaphore_workers = integer(flag, value, 1, 10000);
         } else if (flag == "--fair-workers") {
             a.fair_workers = integer(flag, value, 1, 10000);
+        } else if (flag == "--scaling-kinds") {
+            a.scaling_kinds = one_of(flag, value, {"plain", "fair", "semaphore", "rw"});
+        } else if (flag == "--scaling-processes") {
+            a.scaling_processes = ints(1, bench::scaling_max_processes);
+        } else if (flag == "--peer") {
+            if (value != "node-redlock") {
+                usage("--peer: node-redlock is the one peer");
+            }
+            a.peer = value;
+        } else if (flag == "--peer-script") {
+            a.peer_script = value;
         } else if (flag == "--raw-connections") {
             a.raw_connections = ints(1, 1000);
         } else if (flag == "--nodes") {
@@ -445,6 +469,16 @@ int main(int argc, char** argv)
         if (a.scenarios.count("election")) {
             // A crash costs about an expiry: a short one keeps the scenario to seconds.
             bench::run_election(rs, 3, std::chrono::milliseconds(2000));
+        }
+        if (a.scenarios.count("scaling")) {
+            bench::scaling_settings s;
+            s.kinds = a.scaling_kinds;
+            s.processes = a.scaling_processes;
+            s.hold = hold;
+            s.permits = a.permits;
+            s.peer = a.peer;
+            s.peer_script = a.peer_script;
+            bench::run_scaling(rs, s);
         }
         bench::result(bench::json().add("scenario", "meta_end").add("loadavg", loadavg()));
         if (bench::failures() > 0) {

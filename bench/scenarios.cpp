@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "scenarios.hpp"
 
+#include "processes.hpp"
 #include "raw.hpp"
 #include "servers.hpp"
 
@@ -14,8 +15,6 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,7 +25,6 @@
 #include <functional>
 #include <latch>
 #include <memory>
-#include <new>
 #include <optional>
 #include <random>
 #include <span>
@@ -588,28 +586,6 @@ struct contended_shared
     }
 };
 
-// An anonymous shared mapping for `contended_shared`, unmapped when it goes.
-class shared_region
-{
-  public:
-    shared_region()
-    {
-        void* p = ::mmap(nullptr, sizeof(contended_shared), PROT_READ | PROT_WRITE,
-                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) {
-            throw std::system_error(errno, std::generic_category(), "mmap");
-        }
-        state_ = new (p) contended_shared();
-    }
-    ~shared_region() { ::munmap(state_, sizeof(contended_shared)); }
-    shared_region(const shared_region&) = delete;
-    shared_region& operator=(const shared_region&) = delete;
-    contended_shared& operator*() const { return *state_; }
-
-  private:
-    contended_shared* state_;
-};
-
 // A worker: acquire, hold for `hold`, release, until the run stops.
 asio::awaitable<void> contended_worker(contended_shared& sh, int w, redlock::mutex m,
                                        milliseconds hold)
@@ -698,35 +674,27 @@ void contend_in_processes(const run_settings& rs, contended_shared& sh, int work
                           milliseconds hold, const redlock::options& opts, const std::string& key,
                           cpu_meter& cpu, clock::time_point& t0, clock::time_point& t1)
 {
-    std::fflush(nullptr);
-    std::vector<pid_t> children;
-    for (int w = 0; w < workers; ++w) {
-        const pid_t pid = ::fork();
-        if (pid < 0) {
-            sh.stop = true;
-            break;
+    const std::vector<pid_t> children = fork_workers(workers, [&](int w) {
+        try {
+            asio::io_context io;
+            redlock::client c(io.get_executor(), redlock::config::from_urls(rs.urls));
+            asio::co_spawn(
+                io,
+                [&]() -> asio::awaitable<void> {
+                    co_await contended_worker(sh, w, c.make_mutex(key, opts), hold);
+                    co_await shutdown(c);
+                },
+                rethrow);
+            io.run();
+            return 0;
+        } catch (const std::exception& e) {
+            sh.note_error(std::string("worker process: ") + e.what());
+            return 1;
         }
-        if (pid == 0) {
-            int status = 0;
-            try {
-                asio::io_context io;
-                redlock::client c(io.get_executor(), redlock::config::from_urls(rs.urls));
-                asio::co_spawn(
-                    io,
-                    [&]() -> asio::awaitable<void> {
-                        co_await contended_worker(sh, w, c.make_mutex(key, opts), hold);
-                        co_await shutdown(c);
-                    },
-                    rethrow);
-                io.run();
-            } catch (const std::exception& e) {
-                sh.note_error(std::string("worker process: ") + e.what());
-                status = 1;
-            }
-            std::fflush(nullptr);
-            ::_exit(status);
-        }
-        children.push_back(pid);
+    });
+    const int fork_error = errno;
+    if (static_cast<int>(children.size()) != workers) {
+        sh.stop = true;
     }
     std::this_thread::sleep_for(rs.warmup);
     t0 = clock::now();
@@ -735,16 +703,12 @@ void contend_in_processes(const run_settings& rs, contended_shared& sh, int work
     t1 = clock::now();
     cpu.stop();
     sh.stop = true;
-    for (pid_t pid : children) {
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            sh.note_error("a worker process failed");
-            ++sh.acquire_errors;
-        }
+    if (const int failed = wait_workers(children); failed > 0) {
+        sh.note_error("a worker process failed");
+        sh.acquire_errors += failed;
     }
     if (static_cast<int>(children.size()) != workers) {
-        throw std::system_error(errno, std::generic_category(), "fork");
+        throw std::system_error(fork_error, std::generic_category(), "fork");
     }
 }
 
@@ -790,7 +754,7 @@ contended_outcome run_contended(const run_settings& rs, int workers, millisecond
                            : who == contenders::separate_clients ? "a client per worker"
                                                                  : "a process per worker";
 
-    shared_region region;
+    shared_mapping<contended_shared> region;
     contended_shared& sh = *region;
     cpu_meter cpu(rs.server_pids);
     clock::time_point t0, t1;

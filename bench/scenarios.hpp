@@ -139,6 +139,31 @@ void run_fair(const run_settings& rs, int workers, std::chrono::milliseconds hol
 /// running) to a successor's grant, with locks of `expiry`.
 void run_election(const run_settings& rs, int rounds, std::chrono::milliseconds expiry);
 
+/// What scenario scaling runs.
+struct scaling_settings
+{
+    /// Of plain, fair, semaphore, rw.
+    std::vector<std::string> kinds = {"plain", "fair", "semaphore", "rw"};
+    std::vector<int> processes = {2, 8, 32};
+    std::chrono::milliseconds hold{1};
+    /// The semaphore's.
+    int permits = 4;
+    /// After each plain row, the same measurement by this program's peer, run by `peer_script`
+    /// (bench/peer/run.sh): empty for none, or "node-redlock".
+    std::string peer;
+    std::string peer_script;
+};
+
+/// The most worker processes of one scaling row.
+constexpr int scaling_max_processes = 128;
+
+/// (scaling) How the servers' cost per grant grows with the number of contending processes:
+/// for each kind and each count, that many processes (forked, each with an io_context and a
+/// client) loop acquire, hold, release on one lock, and every server's counters (INFO: its
+/// commands, its CPU time, its commandstats) are read before and after the window; a row per
+/// kind and count, after a baseline row of one process cycling on a key of its own.
+void run_scaling(const run_settings& rs, const scaling_settings& s);
+
 /// Whether the library has a watchdog (options::auto_extend).
 bool library_has_watchdog();
 

@@ -63,6 +63,11 @@ class json
     json& add(std::string_view key, const json& value) { return raw(key, value.str()); }
     json& add(std::string_view key, const std::vector<std::int64_t>& values);
     json& add(std::string_view key, const std::vector<std::string>& values);
+    /// A value that is JSON already (another program's output), taken as it is.
+    json& add_verbatim(std::string_view key, std::string_view value)
+    {
+        return raw(key, std::string(value));
+    }
 
     std::string str() const { return "{" + body_ + "}"; }
 
