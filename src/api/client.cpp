@@ -140,6 +140,9 @@ std::shared_ptr<detail::mutex_state> lock_state_of(const std::shared_ptr<detail:
     m->rules = &rules;
     m->permits = static_cast<std::size_t>(permits);
     m->quorum = rules.quorum(c->connections.size(), m->permits);
+    if (detail::registers_waiters(rules, m->opts, m->keys.size(), m->in_cluster)) {
+        m->waiter_tag = c->channel_tag;
+    }
     if (m->in_cluster) {
         if (std::string why = detail::cluster_key_problem(m->shape()); !why.empty()) {
             refuse(why);

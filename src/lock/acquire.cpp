@@ -81,15 +81,21 @@ class line_place
     /// `turn_value`: the owner value of an acquire that waits in a queue, which only a message
     /// naming it wakes; empty for any other. `rule`: the lock's, which says what a release
     /// may let in.
+    /// `registered`: the acquire's client registers on the nodes as waiting for the key
+    /// (`mutex_state::waiter_tag`), so that a release may name it alone.
     line_place(client_impl& c, const std::vector<std::string>& keys, asio::steady_timer& pause,
-               std::string_view turn_value, wake_rule rule)
-        : client_(c),
-          keys_(keys),
-          turn_value_(turn_value),
-          // A queued waiter's messages come on its client's own channel.
-          channel_suffix_(turn_value.empty() ? std::string() : fair_channel_suffix(c.channel_tag)),
-          waiter_(pause, rule)
+               std::string_view turn_value, wake_rule rule, bool registered)
+        : client_(c), keys_(keys), turn_value_(turn_value), waiter_(pause, rule)
     {
+        // A queued waiter's messages come on its client's own channel only; a registered
+        // waiter's come there when a release names its client, and on the key's channel when
+        // a release finds nobody registered to name.
+        if (turn_value.empty()) {
+            channel_suffixes_.emplace_back();
+        }
+        if (!turn_value.empty() || registered) {
+            channel_suffixes_.push_back(client_channel_suffix(c.channel_tag));
+        }
     }
     line_place(const line_place&) = delete;
     line_place& operator=(const line_place&) = delete;
@@ -102,7 +108,7 @@ class line_place
     client_impl& client_;
     const std::vector<std::string>& keys_;
     std::string_view turn_value_;
-    std::string channel_suffix_;
+    std::vector<std::string> channel_suffixes_;
     waiter waiter_;
     bool joined_ = false;
 };
@@ -115,7 +121,9 @@ void line_place::join()
     for (const std::string& key : keys_) {
         client_.waiters->enter(key, waiter_, turn_value_);
         for (const auto& s : client_.subscribers) {
-            s->watch(key, channel_suffix_);
+            for (const std::string& suffix : channel_suffixes_) {
+                s->watch(key, suffix);
+            }
         }
     }
 }
@@ -134,7 +142,9 @@ line_place::~line_place()
             waiter_.held_writes.end();  // the message goes in the held write
         }
         for (const auto& s : client_.subscribers) {
-            s->unwatch(key, channel_suffix_);
+            for (const std::string& suffix : channel_suffixes_) {
+                s->unwatch(key, suffix);
+            }
         }
     }
 }
@@ -239,6 +249,12 @@ class acquisition
 
   private:
     bool cancelled() const { return detail::cancelled(cs_); }
+    // Whether its client registers as waiting on the nodes (`mutex_state::waiter_tag`): only
+    // an acquire that may wait.
+    bool registers(bool single_attempt) const
+    {
+        return !m_->waiter_tag.empty() && !single_attempt && o_.tries > 1;
+    }
     // The intent a writer's attempt asks for: none for a single attempt, nor for the last of
     // its tries. It must outlast the pause after the attempt, so that pause's delay is drawn
     // now.
@@ -298,14 +314,15 @@ acquisition::acquisition(std::shared_ptr<mutex_state> m, std::string value, bool
       cs_(cs),
       pause_(c_.strand),
       place_(c_, m_->keys, pause_, waits_in_queue(*m_) ? std::string_view(value_) : "",
-             m_->rules->wakes),
+             m_->rules->wakes, registers(single_attempt)),
       queue_(queue_place_of(*m_, single_attempt, place_.self().hand_offs)),
       fsm_({.tries = single_attempt ? 1 : o_.tries,
             .give_up_at = o_.wait ? clock::now() + *o_.wait : clock::time_point::max(),
             .wake_on_release = o_.wake_on_release,
             .reentrant = o_.reentrant,
             .fencing = o_.fencing,
-            .refusal_writes_nothing = m_->rules->refusal_writes_nothing},
+            .refusal_writes_nothing = m_->rules->refusal_writes_nothing,
+            .registers = registers(single_attempt)},
            queue_ ? &*queue_ : nullptr),
       single_attempt_(single_attempt),
       began_(event_time(c_))
@@ -361,6 +378,13 @@ round acquisition::attempt_round()
         args.ticket = queue_->ticket();
         args.entry_ttl = queue_->entry_ttl();
         args.channel_tag = c_.channel_tag;
+    } else if (const std::uint64_t since = c_.waiters->since(m_->keys.front());
+               registers(single_attempt_) && fsm_.attempt_number() > 1 && since != 0) {
+        // A retry of an acquire in the client's line: it keeps the client's registration
+        // (the first attempt's clean-up made it). Not the first attempt, which stays a plain
+        // SET NX: most find the key free.
+        args.waiting_since = since;
+        args.entry_ttl = o_.expiry;
     }
     start_ = clock::now();
     const auto per_node = node_timeout(o_.expiry, o_.timeout_factor);
@@ -460,6 +484,17 @@ guard_result acquisition::grant()
 
 round acquisition::clean_up_round()
 {
+    if (registers(single_attempt_) && fsm_.attempt_number() == 1) {
+        // Sent to every node, refused or not: it also registers the client as waiting. The
+        // acquire joins the client's line first (it listens from now on), which says since
+        // when the client waits.
+        place_.join();
+        const clean_up_args args{.value = value_,
+                                 .entry_ttl = o_.expiry,
+                                 .waiting_since = c_.waiters->since(m_->keys.front())};
+        return background_round(*m_, value_, clean_up_request(m_->shape(), args),
+                                stop_rule::quorum_replied);
+    }
     if (!queue_) {
         return detail::clean_up_round(*m_, value_, rep_);
     }
@@ -509,7 +544,7 @@ asio::awaitable<acquire_fsm::action> acquisition::retry_pause(std::chrono::milli
             w.on(waiter_event::pause_ends);
         } while (w.state() == waiter_state::pausing);  // its end was moved: wait on
     }
-    if (follows_release_message(w.state()) && !cancelled()) {
+    if (follows_release_message(w.state()) && !w.woken_alone && !cancelled()) {
         // Other clients' waiters heard of the same release: see release_wake_spread.
         pause_.expires_after(random_release_wake_delay());
         co_await pause_.async_wait(asio::as_tuple(use_awaitable));

@@ -81,9 +81,12 @@ acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
     // validity ran out): it is deleted everywhere before anything else, cancelled or not.
     // Unless every node refused it, for a kind whose refusals write nothing: then it set
     // nothing, and a clean-up would cost each node a request to delete nothing. A node that
-    // timed out or failed may have set the key, so one such node keeps the round.
-    return action{.step = acquire_step::clean_up,
-                  .nothing_set = r.refused_everywhere && rules_.refusal_writes_nothing};
+    // timed out or failed may have set the key, so one such node keeps the round. So does
+    // the first attempt of an acquire whose clean-up registers it as waiting.
+    const bool registers_now = rules_.registers && attempt_ == 1;
+    return action{
+        .step = acquire_step::clean_up,
+        .nothing_set = r.refused_everywhere && rules_.refusal_writes_nothing && !registers_now};
 }
 
 acquire_fsm::action acquire_fsm::token_written(bool confirmed, bool cancelled)

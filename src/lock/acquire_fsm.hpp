@@ -63,6 +63,10 @@ struct acquire_rules
     /// `kind_rules::refusal_writes_nothing`), so an attempt that every node refused needs no
     /// clean-up.
     bool refusal_writes_nothing = false;
+    /// The acquire's client registers on the nodes as waiting for the lock
+    /// (`kind_rules::names_next_waiter`): the clean-up after its first attempt does so, and
+    /// is sent even when that attempt set nothing. Its later attempts register themselves.
+    bool registers = false;
 };
 
 /// What came of an attempt's round.

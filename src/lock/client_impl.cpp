@@ -26,11 +26,11 @@ client_impl::client_impl(const boost::asio::any_io_executor& ex, redlock::config
         // A message on a key's channels: an election's announcement for its observers, else
         // a release for the waiters.
         const auto wake_waiters = [w = waiters, o = observers, index = connections.size()](
-                                      std::string_view key, std::string_view value) {
+                                      std::string_view key, std::string_view value, bool named) {
             if (is_leader_announcement(value)) {
                 o->announced(key);
             } else {
-                w->released(key, value, index);
+                w->released(key, value, index, named);
             }
         };
         linked_node linked =

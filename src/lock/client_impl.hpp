@@ -43,7 +43,7 @@ class client_impl
     /// A node is a Redis Cluster: helper keys and channels go in their lock key's slot, and
     /// releases are announced with sharded pub/sub (key_space.hpp).
     bool in_cluster = false;
-    /// Names this client's channel for its fair waiters' messages (`fair_channel_suffix`):
+    /// Names this client's channel for its fair waiters' messages (`client_channel_suffix`):
     /// random, so that clients seldom share one (which would only wake them needlessly).
     std::string channel_tag;
 

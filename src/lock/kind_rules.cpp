@@ -69,16 +69,23 @@ constexpr error failed = error::failed;
 
 }  // namespace
 
-// One row per kind. The last six columns: hands_off_in_client, release_wakes_own,
-// writer_intent, shared, busy, refusal_writes_nothing.
+// One row per kind. The last seven columns: hands_off_in_client, release_wakes_own,
+// writer_intent, shared, busy, refusal_writes_nothing, names_next_waiter.
 // clang-format off
-//                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared busy    refusal_writes_nothing
-const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false, taken,  true};
-const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false, taken,  false};
-const kind_rules election_kind  {"election",  &election_scripts,  majority,      held_by_other, election_refusal,  one_owner,  queue, false, false, false, false, failed, false};
-const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false, taken,  true};
-const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true,  taken,  true};
-const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false, taken,  true};
+//                               name         scripts             quorum         taken          refusal            wakes       waits  hands  own    intent shared busy    refusal_writes_nothing  names
+const kind_rules mutex_kind     {"mutex",     &mutex_scripts,     majority,      held_by_other, no_refusal,        one_owner,  retry, true,  false, false, false, taken,  true,                   true};
+const kind_rules fair_kind      {"fair",      &fair_scripts,      majority,      held_by_other, fair_refusal,      one_owner,  queue, false, false, false, false, taken,  false,                  false};
+const kind_rules election_kind  {"election",  &election_scripts,  majority,      held_by_other, election_refusal,  one_owner,  queue, false, false, false, false, failed, false,                  false};
+const kind_rules semaphore_kind {"semaphore", &semaphore_scripts, permit_quorum, full,          semaphore_refusal, one_permit, retry, false, true,  false, false, taken,  true,                   true };
+const kind_rules read_kind      {"read",      &reader_scripts,    majority,      held_by_other, rw_refusal,        together,   retry, false, false, false, true,  taken,  true,                   false};
+const kind_rules write_kind     {"write",     &writer_scripts,    majority,      held_by_other, rw_refusal,        one_owner,  retry, false, true,  true,  false, taken,  true,                   false};
 // clang-format on
+
+bool registers_waiters(const kind_rules& rules, const options& opts, std::size_t keys,
+                       bool in_cluster)
+{
+    return rules.names_next_waiter && opts.wake_on_release && !opts.reentrant && !opts.fencing &&
+           keys == 1 && !in_cluster;
+}
 
 }  // namespace redlock::detail

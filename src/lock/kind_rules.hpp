@@ -73,7 +73,20 @@ struct kind_rules
     /// waiter's entry, and its clean-up stamps the entry so that a release may hand it the key.
     /// A writer's refused attempt may record its intent, which its clean-up would keep anyway.
     bool refusal_writes_nothing;
+    /// Its waiting clients register beside the key, and a release names the one that has
+    /// waited longest, which alone hears of it (`waiters_part`): one client tries after a
+    /// release, however many wait (a semaphore's release: one not named already). For a lock
+    /// of one key (`registers_waiters`).
+    bool names_next_waiter;
 };
+
+/// Whether the waiting clients of a lock of kind `rules` over `keys` keys with `opts` register
+/// on the nodes (`kind_rules::names_next_waiter`): one plain key, with the release messages
+/// on. A reentrant or fenced lock's scripts keep no registry; nor does a client with a Redis
+/// Cluster node (`in_cluster`), where a script over the key and its registry would fail
+/// with TRYAGAIN while the key's slot migrates, which a release of one key never does.
+bool registers_waiters(const kind_rules& rules, const options& opts, std::size_t keys,
+                       bool in_cluster);
 
 /// A mutex over one or several keys (plain or reentrant, fenced or not).
 extern const kind_rules mutex_kind;

@@ -50,10 +50,24 @@ struct mutex_state
     /// The nodes that must grant an acquisition (and confirm an extension, a check, a
     /// release): `rules->quorum` of the client's nodes.
     std::size_t quorum = 1;
+    /// The client's channel tag when the lock's waiting clients register on the nodes
+    /// (`registers_waiters`); empty otherwise.
+    std::string_view waiter_tag;
 
     lock_shape shape() const
     {
-        return {keys, opts.reentrant, opts.fencing, prefix, in_cluster, rules->scripts, permits};
+        // A named client that has not tried within a per-node deadline is treated as a node
+        // that did not answer in time: passed over.
+        return {keys,
+                opts.reentrant,
+                opts.fencing,
+                prefix,
+                in_cluster,
+                rules->scripts,
+                permits,
+                waiter_tag,
+                std::chrono::duration_cast<std::chrono::milliseconds>(
+                    node_timeout(opts.expiry, opts.timeout_factor))};
     }
     const std::string& display_name() const { return name.empty() ? keys.front() : name; }
 

@@ -16,6 +16,13 @@ std::chrono::microseconds random_release_wake_delay()
     return std::chrono::microseconds{us(engine)};
 }
 
+std::uint64_t waiting_since_now()
+{
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(now).count());
+}
+
 void waiter::on(waiter_event e)
 {
     const std::optional<waiter_state> next = next_state(state_, e);
@@ -29,12 +36,16 @@ write_hold waiter::attempt_begins()
 {
     on(waiter_event::attempt_begins);
     handed_value.clear();
+    woken_alone = false;
     return std::move(held_writes);
 }
 
 void waiter_queue::enter(const std::string& key, waiter& w, std::string_view turn_value)
 {
     line& l = lines_[key];
+    if (l.since == 0) {
+        l.since = waiting_since_now();
+    }
     if (turn_value.empty()) {
         l.waiters.push_back(&w);
     } else {
@@ -134,6 +145,7 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
     const bool in_a_run = l.held_by == holder::this_client;
     if (in_a_run && now - l.run_started >= max_run) {
         yield(l, value, now);
+        l.since = waiting_since_now();
         return nullptr;
     }
     waiter* w = l.next_in_line();
@@ -141,6 +153,7 @@ waiter* waiter_queue::hand_off(std::string_view key, std::string_view value,
         if (in_a_run) {
             l.held_by = holder::not_this_client;
         }
+        l.since = waiting_since_now();
         return nullptr;
     }
     if (!in_a_run) {
@@ -170,7 +183,8 @@ waiter* waiter_queue::tell_turn(waiter& w, const fair_message& m, std::size_t no
     return &w;
 }
 
-waiter* waiter_queue::released(std::string_view key, std::string_view value, std::size_t node)
+waiter* waiter_queue::released(std::string_view key, std::string_view value, std::size_t node,
+                               bool named)
 {
     auto it = lines_.find(key);
     if (it == lines_.end()) {
@@ -185,7 +199,7 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value, std
         }
     }
     if (const answered_release* earlier = l.answered_as(value)) {
-        return repeated(l, *earlier);
+        return repeated(l, *earlier, named);
     }
     l.held_by = holder::not_this_client;  // another owner's, or ours that nobody here took over
     const std::vector<release_effect> effects = release_effects(members_of(l));
@@ -196,6 +210,7 @@ waiter* waiter_queue::released(std::string_view key, std::string_view value, std
             w.on(waiter_event::release_seen);
         } else if (effects[i] == release_effect::woken) {
             wake(w, waiter_event::release_message);
+            w.woken_alone = named;
             first_woken = first_woken ? first_woken : &w;
         }
     }
@@ -220,7 +235,7 @@ std::vector<line_member> waiter_queue::members_of(const line& l)
 // may attempt before the release reached the others, and be refused there. So a later node's
 // message of it wakes nobody new, but is seen by the attempts under way (they retry at once
 // instead of pausing), and wakes again the waiter it woke if that one is pausing once more.
-waiter* waiter_queue::repeated(line& l, const answered_release& earlier)
+waiter* waiter_queue::repeated(line& l, const answered_release& earlier, bool named)
 {
     if (earlier.ours) {
         return nullptr;  // the client's own waiters took it, or left it to others (a yield)
@@ -236,6 +251,7 @@ waiter* waiter_queue::repeated(line& l, const answered_release& earlier)
         return nullptr;
     }
     wake(*w, waiter_event::release_message);
+    w->woken_alone = named;
     return w;
 }
 
@@ -281,6 +297,12 @@ bool waiter_queue::taking_a_release(const std::vector<std::string>& keys) const
                                return w->state() == waiter_state::woken_by_release_message;
                            });
     });
+}
+
+std::uint64_t waiter_queue::since(std::string_view key) const
+{
+    auto it = lines_.find(key);
+    return it == lines_.end() ? 0 : it->second.since;
 }
 
 std::size_t waiter_queue::waiting(std::string_view key) const

@@ -54,6 +54,10 @@ class waiter
     /// message.
     write_hold held_writes;
     std::string handed_value;
+    /// Woken by a release that named its client alone (a registered waiter's message, see
+    /// `waiters_part`): no other client races it for the key, so its attempt need not wait
+    /// the random moment of `release_wake_spread`. Until its attempt begins.
+    bool woken_alone = false;
     /// A fair waiter's: the nodes that handed it the lock since its last clean-up.
     hand_off_tally hand_offs;
 
@@ -91,6 +95,10 @@ inline constexpr std::chrono::microseconds release_wake_spread{1000};
 
 /// A random moment in [0, release_wake_spread], for the wait above.
 std::chrono::microseconds random_release_wake_delay();
+
+/// Now, in microseconds of the system clock: since when a client registers as waiting
+/// (`waiter_queue::since`). The system clock, so that clients on several machines compare.
+std::uint64_t waiting_since_now();
 
 /// The client's lines of waiters, one per key, and what the client knows of each key's
 /// holder. It decides whom a release wakes from the waiters' states and rules alone, and does
@@ -142,8 +150,18 @@ class waiter_queue
     /// same release is seen by the contenders, and wakes again the waiter the first one woke
     /// if its attempt has failed meanwhile: that attempt may have reached this node before
     /// the release did.
+    ///
+    /// `named`: the message came on the client's own channel, naming it alone among the
+    /// waiting clients (`waiter::woken_alone`).
     waiter* released(std::string_view key, std::string_view value,
-                     std::size_t node = static_cast<std::size_t>(-1));
+                     std::size_t node = static_cast<std::size_t>(-1), bool named = false);
+
+    /// Since when, in microseconds of the system clock, the client waits for `key`, as its
+    /// waiters register it on the nodes (`attempt_args::waiting_since`): from the first of
+    /// them, and again from each release of the key this client sends out for real (which
+    /// takes it out of the registry: its waiters that remain register again, behind the
+    /// clients that waited meanwhile). 0 when none of its acquires waits for `key`.
+    std::uint64_t since(std::string_view key) const;
 
     /// An acquire of this client got `keys` at `now`.
     void granted(const std::vector<std::string>& keys,
@@ -213,6 +231,8 @@ class waiter_queue
         /// Since when the client has held the key through consecutive acquisitions (while
         /// `this_client`), for the bound on hand-offs.
         std::chrono::steady_clock::time_point run_started{};
+        /// See `waiter_queue::since`.
+        std::uint64_t since = 0;
 
         void answer(std::string_view value, bool ours, const waiter* woken = nullptr);
         /// The release of `value` if this client has acted on it.
@@ -229,7 +249,7 @@ class waiter_queue
     /// What its waiters' states and rules are, in order, for `release_effects`.
     static std::vector<line_member> members_of(const line& l);
     /// Another node's message of the release `earlier` (see `released`).
-    static waiter* repeated(line& l, const answered_release& earlier);
+    static waiter* repeated(line& l, const answered_release& earlier, bool named);
     /// A fair lock's message `m` for the fair waiter `w`, from node `node` (see `released`).
     static waiter* tell_turn(waiter& w, const fair_message& m, std::size_t node);
     /// The client yields `l`'s key, released as `value`, at `now` (see `hand_off`).

@@ -37,6 +37,7 @@ void subscriber::watch(std::string_view key, std::string_view suffix)
         return;
     }
     w.key = key;
+    w.named = !suffix.empty();
     switch (fsm_.admit(clock::now())) {
         case connection_fsm::admission::connect:
             // Subscribes to every watched channel once connected.
@@ -121,7 +122,7 @@ void subscriber::on_push(resp::reply& message)
         // A copy: the listener may unwatch the key. The payload is the released owner value
         // (scripts.cpp).
         const std::string key = it->second.key;
-        on_release_(key, m->payload);
+        on_release_(key, m->payload, it->second.named);
     }
 }
 

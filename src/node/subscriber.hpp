@@ -25,8 +25,10 @@
 namespace redlock::detail {
 
 /// Called on the strand for each release message: the lock key (without the channel's
-/// prefix) and the released owner value.
-using release_listener = std::function<void(std::string_view key, std::string_view value)>;
+/// prefix), the released owner value, and whether it came on a channel with a suffix (the
+/// client's own: the release named this client alone).
+using release_listener =
+    std::function<void(std::string_view key, std::string_view value, bool named)>;
 
 /// Where a client hears of the releases on one node. On the strand.
 class wake_ups
@@ -34,7 +36,7 @@ class wake_ups
   public:
     virtual ~wake_ups() = default;
     /// Listens for releases of lock key `key` until as many `unwatch` calls: on its release
-    /// channel followed by `suffix` (for a fair lock's waiters, `fair_channel_suffix`).
+    /// channel followed by `suffix` (for a fair lock's waiters, `client_channel_suffix`).
     virtual void watch(std::string_view key, std::string_view suffix = {}) = 0;
     virtual void unwatch(std::string_view key, std::string_view suffix = {}) = 0;
     /// Drops the connections and every watch (client shutdown).
@@ -86,6 +88,8 @@ class subscriber final : public wake_ups,
     {
         std::string key;
         std::size_t watches = 0;
+        /// Its channel has a suffix: the client's own.
+        bool named = false;
     };
     /// The keys watched and their watch counts, by channel.
     std::map<std::string, watched, std::less<>> channels_;

@@ -12,6 +12,7 @@ constexpr std::string_view limit_infix = "redlock:limit:";
 constexpr std::string_view leader_infix = "redlock:leader:";
 constexpr std::string_view queue_infixes[] = {
     "redlock:queue:", "redlock:queue-expiry:", "redlock:queue-state:", "redlock:ticket:"};
+constexpr std::string_view waiters_infixes[] = {"redlock:waiters:", "redlock:waiters-named:"};
 
 // prefix + infix + the name inside `key`. Keys come from lock_keys, so they start with the
 // prefix; a key that does not is taken whole rather than cut somewhere. With `in_key_slot`,
@@ -71,7 +72,13 @@ std::string queue_key(std::string_view prefix, std::string_view key, queue_part 
     return beside(prefix, queue_infixes[static_cast<int>(part)], key, in_key_slot);
 }
 
-std::string fair_channel_suffix(std::string_view channel_tag)
+std::string waiters_key(std::string_view prefix, std::string_view key, waiters_part part,
+                        bool in_key_slot)
+{
+    return beside(prefix, waiters_infixes[static_cast<int>(part)], key, in_key_slot);
+}
+
+std::string client_channel_suffix(std::string_view channel_tag)
 {
     std::string suffix;
     suffix.reserve(channel_tag.size() + 1);

@@ -49,10 +49,27 @@ enum class queue_part {
 std::string queue_key(std::string_view prefix, std::string_view key, queue_part part,
                       bool in_key_slot = false);
 
-/// What a client appends to a fair lock's release channel to hear the messages for its own
+/// The registry of the clients waiting for a mutex (one plain key), beside its lock key: an
+/// acquire that waits registers its client there, and a release names one of them, which
+/// alone hears of it (script_table.cpp's plain_release_naming).
+enum class waiters_part {
+    /// A sorted set {client channel tag: since when it waits, in the client's microseconds}.
+    order,
+    /// A hash {client channel tag: when a release last named it, in the server's ms}, cleared
+    /// by the client's next attempt.
+    named,
+};
+
+/// Where part `part` of the waiters' registry of lock key `key` lives. Named and placed as
+/// `fence_key` names counters: prefix + "redlock:waiters:" + N and "redlock:waiters-named:".
+std::string waiters_key(std::string_view prefix, std::string_view key, waiters_part part,
+                        bool in_key_slot = false);
+
+/// What a client appends to a lock's release channel to hear the messages for its own
 /// waiters (script_table.cpp): '/' and its channel tag. A release then wakes the one client
-/// whose waiter it names, not every client that waits.
-std::string fair_channel_suffix(std::string_view channel_tag);
+/// whose waiter it names, not every client that waits (a fair lock's queue, a mutex's
+/// registry of waiters).
+std::string client_channel_suffix(std::string_view channel_tag);
 
 /// The hash beside an election's lock key `key` in which its leader publishes its value:
 /// {owner, term, version, value}. Named and placed as `fence_key` names counters:

@@ -65,6 +65,81 @@ end
 return answer
 )lua";
 
+// ---- a mutex of one plain key whose waiting clients register (key_space.hpp's
+// waiters_part): KEYS[2] the registry's order, KEYS[3] its namings ----
+
+// An attempt of a client that waits: SET NX PX as plain_acquire (ARGV[1] the value, ARGV[2]
+// the expiry); refused, the client ARGV[3] registers, keeping its place if it has one, as
+// waiting since ARGV[4], and the registry lives ARGV[5] ms more. Either way a naming of the
+// client is answered: it tried.
+constexpr std::string_view plain_wait_acquire = R"lua(
+redis.call('HDEL', KEYS[3], ARGV[3])
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+return -1
+)lua";
+
+// Naming a waiting client (after server_now), for the releases of locks whose waiting
+// clients register (key_space.hpp's waiters_part: `order` a sorted set {client tag: since
+// when it waits}, `marks` a hash {client tag: when a release named it, in the server's ms}).
+// `register_waiter` registers client `tag`, keeping its place if it has one, for `life` ms.
+// `name_waiter` publishes `message` with `publish` on the channel of the longest-waiting
+// client (`channel`, '/' and its tag), so that one client tries, not all, and answers whether
+// it named one. A client is passed over, and leaves the registry, when nobody hears its
+// channel (it stopped waiting, or is gone) or when it was named over `bound` ms ago and has
+// not tried since (stalled); with `fresh`, one named within `bound` is passed over but stays
+// (several permits freed one after another go to several clients). At most four entries at a
+// time, so that the cost stays bounded.
+constexpr std::string_view waiter_naming = R"lua(
+local function register_waiter(order, marks, tag, since, life)
+  redis.call('ZADD', order, 'NX', since, tag)
+  redis.call('PEXPIRE', order, life)
+  redis.call('PEXPIRE', marks, life)
+end
+local function name_waiter(order, marks, publish, channel, message, bound, fresh)
+  for _, tag in ipairs(redis.call('ZRANGE', order, 0, 3)) do
+    local named = tonumber(redis.call('HGET', marks, tag))
+    local stale = named and now - named > bound
+    local busy = named and fresh and not stale
+    if not stale and not busy and redis.call(publish, channel .. '/' .. tag, message) > 0 then
+      if not named then redis.call('HSET', marks, tag, now) end
+      return true
+    end
+    if not busy then
+      redis.call('ZREM', order, tag)
+      redis.call('HDEL', marks, tag)
+    end
+  end
+  return false
+end
+)lua";
+
+// The release of plain_release (ARGV[1] the value) for a key with a registry (KEYS[2] its
+// order, KEYS[3] its marks): it names a waiting client (`name_waiter`, with ARGV[2] the
+// publish command, ARGV[3] the release channel, ARGV[5] the bound), or, with nobody to name,
+// publishes on the release channel itself, for waiters that have not registered. ARGV[4] is
+// the releasing client's tag, which leaves the registry (it stops waiting, or yields and
+// registers again behind the others); empty for the clean-up after a failed attempt, whose
+// client waits on and may be named. Such a clean-up registers its client ARGV[6] given
+// ARGV[7] (since when it waits) and ARGV[8] (the registry's life), whether or not it deletes
+// anything: the clean-up after a client's first attempt.
+constexpr std::string_view plain_release_naming_body = R"lua(
+if ARGV[7] then register_waiter(KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8]) end
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then return v and -1 or 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[4] ~= '' then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  redis.call('HDEL', KEYS[3], ARGV[4])
+end
+if not name_waiter(KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[1], tonumber(ARGV[5]), false) then
+  redis.call(ARGV[2], ARGV[3], ARGV[1])
+end
+return 1
+)lua";
+
 // ---- reentrant locks: hash keys {owner value: hold count}, one owner at a time ----
 
 // A key is ours when it has a field for our value; another owner's when it exists without.
@@ -209,6 +284,8 @@ redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
 redis.call('PEXPIREAT', KEYS[1], last)
 return 1
 )lua";
+constexpr std::string_view plain_release_naming =
+    joined<server_now, waiter_naming, plain_release_naming_body>::text;
 constexpr std::string_view semaphore_acquire = joined<server_now, semaphore_acquire_body>::text;
 
 // Removes our permit, live or expired, announced as in plain_release (ARGV[2] the command,
@@ -223,6 +300,51 @@ if ARGV[3] then redis.call(ARGV[2], ARGV[3], ARGV[1]) end
 return expiry > now and 1 or 0
 )lua";
 constexpr std::string_view semaphore_release = joined<server_now, semaphore_release_body>::text;
+
+// semaphore_acquire for a client that waits (KEYS[3], KEYS[4] the registry, as for
+// plain_wait_acquire): refused because the semaphore is full, it registers client ARGV[4] as
+// waiting since ARGV[5] for ARGV[6] ms. Either way a naming of the client is answered.
+constexpr std::string_view semaphore_wait_acquire_body = R"lua(
+redis.call('HDEL', KEYS[4], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local held = redis.call('ZCARD', KEYS[1])
+if held == 0 then redis.call('DEL', KEYS[2]) end
+local asked = tonumber(ARGV[3])
+local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[3]) or -1
+if limit ~= asked then return {-2, limit, asked} end
+if held >= limit and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  register_waiter(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[6])
+  return -1
+end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
+redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
+redis.call('PEXPIREAT', KEYS[1], last)
+return 1
+)lua";
+constexpr std::string_view semaphore_wait_acquire =
+    joined<server_now, waiter_naming, semaphore_wait_acquire_body>::text;
+
+// semaphore_release for a semaphore with a registry (KEYS[3], KEYS[4]), arguments as for
+// plain_release_naming: the permit freed names a waiting client not named already, so that
+// permits freed one after another go to as many clients.
+constexpr std::string_view semaphore_release_naming_body = R"lua(
+if ARGV[7] then register_waiter(KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8]) end
+local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
+if not expiry then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
+if ARGV[4] ~= '' then
+  redis.call('ZREM', KEYS[3], ARGV[4])
+  redis.call('HDEL', KEYS[4], ARGV[4])
+end
+if not name_waiter(KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[1], tonumber(ARGV[5]), true) then
+  redis.call(ARGV[2], ARGV[3], ARGV[1])
+end
+return expiry > now and 1 or 0
+)lua";
+constexpr std::string_view semaphore_release_naming =
+    joined<server_now, waiter_naming, semaphore_release_naming_body>::text;
 
 // Answers 1 when our permit is live, 0 otherwise; with ARGV[2], a live permit's expiry
 // becomes ARGV[2] ms from now (an extend), and the keys expire with the last holder. A
@@ -616,6 +738,8 @@ constexpr std::array<row, script_count> rows{{
     {script_id::plain_acquire, "plain_acquire", any_keys, plain_acquire},
     {script_id::plain_release, "plain_release", any_keys, plain_release},
     {script_id::plain_check_extend, "plain_check_extend", any_keys, plain_check_extend},
+    {script_id::plain_wait_acquire, "plain_wait_acquire", 3, plain_wait_acquire},
+    {script_id::plain_release_naming, "plain_release_naming", 3, plain_release_naming},
     {script_id::reentrant_acquire, "reentrant_acquire", any_keys, reentrant_acquire},
     {script_id::reentrant_release, "reentrant_release", any_keys, reentrant_release},
     {script_id::reentrant_check_extend, "reentrant_check_extend", any_keys, reentrant_check_extend},
@@ -624,6 +748,8 @@ constexpr std::array<row, script_count> rows{{
     {script_id::semaphore_acquire, "semaphore_acquire", 2, semaphore_acquire},
     {script_id::semaphore_release, "semaphore_release", 2, semaphore_release},
     {script_id::semaphore_check_extend, "semaphore_check_extend", 2, semaphore_check_extend},
+    {script_id::semaphore_wait_acquire, "semaphore_wait_acquire", 4, semaphore_wait_acquire},
+    {script_id::semaphore_release_naming, "semaphore_release_naming", 4, semaphore_release_naming},
     {script_id::rw_acquire, "rw_acquire", any_keys, rw_acquire},
     {script_id::rw_release, "rw_release", 1, rw_release},
     {script_id::rw_check_extend, "rw_check_extend", 1, rw_check_extend},

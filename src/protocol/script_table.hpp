@@ -29,6 +29,10 @@ enum class script_id : std::uint8_t {
     plain_release,
     /// Answers whether every key is ours and, given an expiry, extends them.
     plain_check_extend,
+    /// A mutex of one plain key whose waiting clients register beside it: the attempt that
+    /// registers them, and the release that names one of them (`waiters_part`).
+    plain_wait_acquire,
+    plain_release_naming,
     /// Reentrant locks (hash keys {owner value: hold count}, one owner at a time).
     reentrant_acquire,
     reentrant_release,
@@ -42,6 +46,10 @@ enum class script_id : std::uint8_t {
     semaphore_release,
     /// Answers whether our permit is live and, given an expiry, extends it.
     semaphore_check_extend,
+    /// A semaphore whose waiting clients register beside it (`waiters_part`): the attempt
+    /// that registers them, and the release that names one of them.
+    semaphore_wait_acquire,
+    semaphore_release_naming,
     /// Read-write locks (a hash {mode:owner value: expiry in the server's ms}: readers, a
     /// writer, a waiting writer's intent).
     rw_acquire,

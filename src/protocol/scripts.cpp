@@ -51,11 +51,52 @@ std::vector<std::string> announcing_if(const lock_shape& lock, bool announce)
     return announce ? announcing(lock) : std::vector<std::string>{};
 }
 
+// ---- The registry of waiting clients (a mutex of one plain key, a semaphore). ----
+
+// Whether `lock` keeps a registry of its waiting clients: one key, its client's tag.
+bool names_waiters(const lock_shape& lock)
+{
+    return !lock.waiter_tag.empty() && !lock.reentrant && !lock.fencing && lock.keys.size() == 1;
+}
+
+std::vector<std::string> registry_keys(const lock_shape& lock)
+{
+    const std::string& key = lock.keys.front();
+    return {key, waiters_key(lock.prefix, key, waiters_part::order, lock.in_cluster),
+            waiters_key(lock.prefix, key, waiters_part::named, lock.in_cluster)};
+}
+
+// `own_tag`: the releasing client's, which leaves the registry; empty for a clean-up, which
+// registers the client when `registering` has since when it waits.
+request naming_release(const lock_shape& lock, script_id id, const std::vector<std::string>& keys,
+                       std::string_view value, std::string_view own_tag,
+                       const clean_up_args* registering = nullptr)
+{
+    const pubsub_words words = pubsub_for(lock.in_cluster);
+    std::vector<std::string> registration;
+    if (registering && registering->waiting_since) {
+        registration = {std::string(lock.waiter_tag), std::to_string(*registering->waiting_since),
+                        std::to_string(registering->entry_ttl.count())};
+    }
+    return {script_command(id, keys,
+                           {value, words.publish,
+                            release_channel(lock.prefix, lock.keys.front(), lock.in_cluster),
+                            own_tag, std::to_string(lock.named_bound.count())},
+                           registration),
+            read_script_reply};
+}
+
 // ---- A mutex: plain or reentrant keys, fenced or not. ----
 
 request mutex_acquire(const lock_shape& lock, const attempt_args& a)
 {
     const std::string ms = std::to_string(a.expiry.count());
+    if (a.waiting_since && names_waiters(lock)) {
+        return {script_command(script_id::plain_wait_acquire, registry_keys(lock),
+                               {a.value, ms, lock.waiter_tag, std::to_string(*a.waiting_since),
+                                std::to_string(a.entry_ttl.count())}),
+                read_script_reply};
+    }
     if (lock.fencing) {
         std::vector<std::string> keys = lock.keys;
         for (const std::string& key : lock.keys) {
@@ -78,6 +119,10 @@ request mutex_acquire(const lock_shape& lock, const attempt_args& a)
 
 request mutex_release(const lock_shape& lock, std::string_view value, bool announce)
 {
+    if (announce && names_waiters(lock)) {
+        return naming_release(lock, script_id::plain_release_naming, registry_keys(lock), value,
+                              lock.waiter_tag);
+    }
     return {script_command(lock.reentrant ? script_id::reentrant_release : script_id::plain_release,
                            lock.keys, {value}, announcing_if(lock, announce)),
             read_script_reply};
@@ -85,6 +130,10 @@ request mutex_release(const lock_shape& lock, std::string_view value, bool annou
 
 request mutex_clean_up(const lock_shape& lock, const clean_up_args& a)
 {
+    if (names_waiters(lock)) {
+        return naming_release(lock, script_id::plain_release_naming, registry_keys(lock), a.value,
+                              "", &a);
+    }
     return mutex_release(lock, a.value, true);
 }
 
@@ -119,9 +168,25 @@ std::vector<std::string> semaphore_keys(const lock_shape& lock)
     return {lock.keys.front(), limit_key(lock.prefix, lock.keys.front(), lock.in_cluster)};
 }
 
+// A semaphore's keys with its registry of waiting clients.
+std::vector<std::string> semaphore_registry_keys(const lock_shape& lock)
+{
+    std::vector<std::string> keys = semaphore_keys(lock);
+    keys.push_back(waiters_key(lock.prefix, lock.keys.front(), waiters_part::order));
+    keys.push_back(waiters_key(lock.prefix, lock.keys.front(), waiters_part::named));
+    return keys;
+}
+
 request semaphore_acquire(const lock_shape& lock, const attempt_args& a)
 {
     const std::string permits = std::to_string(lock.permits);
+    if (a.waiting_since && names_waiters(lock)) {
+        return {
+            script_command(script_id::semaphore_wait_acquire, semaphore_registry_keys(lock),
+                           {a.value, std::to_string(a.expiry.count()), permits, lock.waiter_tag,
+                            std::to_string(*a.waiting_since), std::to_string(a.entry_ttl.count())}),
+            read_semaphore_acquire_reply};
+    }
     return {script_command(script_id::semaphore_acquire, semaphore_keys(lock),
                            {a.value, std::to_string(a.expiry.count()), permits}),
             read_semaphore_acquire_reply};
@@ -129,6 +194,10 @@ request semaphore_acquire(const lock_shape& lock, const attempt_args& a)
 
 request semaphore_release(const lock_shape& lock, std::string_view value, bool announce)
 {
+    if (announce && names_waiters(lock)) {
+        return naming_release(lock, script_id::semaphore_release_naming,
+                              semaphore_registry_keys(lock), value, lock.waiter_tag);
+    }
     return {script_command(script_id::semaphore_release, semaphore_keys(lock), {value},
                            announcing_if(lock, announce)),
             read_script_reply};
@@ -136,6 +205,10 @@ request semaphore_release(const lock_shape& lock, std::string_view value, bool a
 
 request semaphore_clean_up(const lock_shape& lock, const clean_up_args& a)
 {
+    if (names_waiters(lock)) {
+        return naming_release(lock, script_id::semaphore_release_naming,
+                              semaphore_registry_keys(lock), a.value, "", &a);
+    }
     return semaphore_release(lock, a.value, true);
 }
 

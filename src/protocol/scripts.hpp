@@ -57,10 +57,14 @@ struct attempt_args
     std::chrono::milliseconds intent{};
     /// For a lock with a queue: the waiter's ticket once agreed (none: try_acquire, which
     /// succeeds only if nobody is queued), how long its entry lives unless refreshed, and its
-    /// client's channel tag (`fair_channel_suffix`).
+    /// client's channel tag (`client_channel_suffix`).
     std::optional<std::uint64_t> ticket{};
     std::chrono::milliseconds entry_ttl{};
     std::string_view channel_tag{};
+    /// For a lock whose waiting clients register (`lock_shape::waiter_tag`): since when the
+    /// client waits (its microseconds, `waiter_queue::since`), which an attempt refused
+    /// registers it with, for `entry_ttl`; none for an attempt that does not register.
+    std::optional<std::uint64_t> waiting_since{};
 };
 
 /// What the clean-up after a failed attempt sends beside the lock's shape.
@@ -73,6 +77,10 @@ struct clean_up_args
     std::optional<std::uint64_t> hand_off_stamp{};
     std::chrono::milliseconds entry_ttl{};
     std::string_view channel_tag{};
+    /// For a lock whose waiting clients register (`lock_shape::waiter_tag`): since when the
+    /// client waits, which the clean-up registers it with, for `entry_ttl`, as an attempt
+    /// does (`attempt_args::waiting_since`); none for a clean-up that does not register.
+    std::optional<std::uint64_t> waiting_since{};
 };
 
 /// The commands of one kind of lock: one set per kind (below), which the kind's row of rules
@@ -132,6 +140,12 @@ struct lock_shape
     const kind_scripts* scripts = &mutex_scripts;
     /// For a semaphore: how many holders it admits (>= 1).
     std::size_t permits = 1;
+    /// The client's channel tag when the lock's waiting clients register beside its key
+    /// (`waiters_key`), so that a release names one of them; empty when they do not.
+    std::string_view waiter_tag{};
+    /// How long a client a release named may take to try before a later release passes it
+    /// over.
+    std::chrono::milliseconds named_bound{};
 };
 
 /// Why `lock` cannot be taken on a Redis Cluster node, empty when it can: one script touches
@@ -187,7 +201,7 @@ inline request check_request(lock_shape lock, std::string_view value)
 /// expires `entry_ttl` from now by the node's clock unless refreshed; with `commit`, the
 /// proposal is the ticket at once (a lock of one node). Answers the proposal (>= 1), read as
 /// a fencing token is (`round::replies_with_token`). `channel_tag`: the client's, which the
-/// channel of the messages for the entry carries (`fair_channel_suffix`). Only for a kind
+/// channel of the messages for the entry carries (`client_channel_suffix`). Only for a kind
 /// with a queue (`kind_scripts::join`).
 inline request join_request(lock_shape lock, std::string_view value,
                             std::chrono::milliseconds entry_ttl, bool commit,

@@ -258,4 +258,46 @@ inline std::chrono::milliseconds since(steady::time_point t)
     return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t);
 }
 
+/// Until every node of `nodes` answers `command` with `want`. The servers tell of no such
+/// event, so this asks them every few milliseconds (bounded by the test's time limit).
+inline asio::awaitable<void> until_nodes_answer(const redis_cluster& nodes,
+                                                std::vector<std::string> command,
+                                                const std::string& want)
+{
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        while (redis_command(nodes[i].port(), command) != want) {
+            co_await pause_for(5ms);
+        }
+    }
+}
+
+/// Until `clients` clients have subscribed to `channel` on every node.
+inline asio::awaitable<void> until_subscribed(const redis_cluster& nodes,
+                                              const std::string& channel, int clients)
+{
+    // Locals: g++ 12 destroys braced temporaries in a co_await expression twice.
+    std::vector<std::string> numsub{"PUBSUB", "NUMSUB", channel};
+    const std::string want = channel + " " + std::to_string(clients);
+    co_await until_nodes_answer(nodes, std::move(numsub), want);
+}
+
+/// What a test coroutine waits for while callbacks change the state it checks: they call
+/// notify(), and until(done) re-checks done() after each notification (no polling, no sleep).
+class test_event
+{
+  public:
+    explicit test_event(const asio::any_io_executor& ex) : timer_(ex, steady::time_point::max()) {}
+    void notify() { timer_.cancel(); }
+    template <class Done>
+    asio::awaitable<void> until(Done done)
+    {
+        while (!done()) {
+            co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+    }
+
+  private:
+    asio::steady_timer timer_;
+};
+
 }  // namespace redlock::test

@@ -14,19 +14,6 @@ long evalsha_calls(std::uint16_t port)
     return command_calls(port, "evalsha");
 }
 
-// Until `clients` clients have subscribed to `channel` on every node. The servers tell of no
-// such event, so this asks them every few milliseconds (bounded by the test's time limit).
-asio::awaitable<void> until_subscribed(const redis_cluster& nodes, const std::string& channel,
-                                       int clients)
-{
-    const std::string want = channel + " " + std::to_string(clients);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        while (redis_command(nodes[i].port(), {"PUBSUB", "NUMSUB", channel}) != want) {
-            co_await pause_for(5ms);
-        }
-    }
-}
-
 BOOST_AUTO_TEST_SUITE(lifecycle)
 
 BOOST_FIXTURE_TEST_CASE(watchdog_keeps_the_lock_for_three_expiries_then_stops, five_nodes)
@@ -232,25 +219,6 @@ BOOST_FIXTURE_TEST_CASE(without_watchdog_the_work_is_cancelled_when_validity_run
     BOOST_TEST(outcome == redlock::error::lost);
     BOOST_TEST((since(start) < 2000ms));
 }
-
-// What a test coroutine waits for while callbacks change the state it checks: they call
-// notify(), and until(done) re-checks done() after each notification (no polling, no sleep).
-class test_event
-{
-  public:
-    explicit test_event(const asio::any_io_executor& ex) : timer_(ex, steady::time_point::max()) {}
-    void notify() { timer_.cancel(); }
-    template <class Done>
-    asio::awaitable<void> until(Done done)
-    {
-        while (!done()) {
-            co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
-        }
-    }
-
-  private:
-    asio::steady_timer timer_;
-};
 
 // Three acquires of one key queue up behind a holder, each with a retry delay that polling
 // could not beat; `releaser` releases the held lock, then each waiter releases in turn.

@@ -91,6 +91,23 @@ BOOST_AUTO_TEST_CASE(after_the_last_try_the_error_says_whether_another_owner_hol
     BOOST_TEST((last.ec == redlock::error::failed));
 }
 
+BOOST_AUTO_TEST_CASE(the_first_clean_up_of_an_acquire_that_registers_is_sent_even_if_all_refused)
+{
+    const attempt_result refused{
+        .taken_by_other = true, .some_taken = true, .refused_everywhere = true};
+    acquire_fsm fsm({.tries = 3, .refusal_writes_nothing = true, .registers = true});
+    fsm.start(false);
+    // Its clean-up registers the client as waiting: sent although it deletes nothing.
+    auto next = fsm.attempted(refused, false);
+    BOOST_TEST((next.step == step::clean_up));
+    BOOST_TEST(!next.nothing_set);
+    BOOST_TEST((fsm.cleaned_up(false, false).step == step::choose_delay));
+    fsm.delay_chosen(1ms, t0);
+    fsm.paused(false);
+    // Its later attempts register themselves: a refusal everywhere needs no clean-up then.
+    BOOST_TEST(fsm.attempted(refused, false).nothing_set);
+}
+
 BOOST_AUTO_TEST_CASE(
     an_attempt_that_every_node_refused_sends_no_clean_up_where_refusals_write_nothing)
 {

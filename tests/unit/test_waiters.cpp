@@ -704,6 +704,40 @@ BOOST_FIXTURE_TEST_CASE(a_new_acquire_waits_while_a_release_is_on_its_way_to_the
     BOOST_TEST(!queue.taking_a_release({"k"}));
 }
 
+BOOST_AUTO_TEST_CASE(a_message_that_named_the_client_wakes_its_waiter_without_the_spread)
+{
+    line_of_three_wanting<wake_rule::one_owner> l;
+    l.pause_all();
+    BOOST_TEST(l.queue.released("k", "v1", 0, true) == &l.waiters[0]);
+    BOOST_TEST(l.waiters[0].woken_alone);
+    l.attempt(0);
+    BOOST_TEST(!l.waiters[0].woken_alone);  // until its attempt
+    // A message on the key's own channel: other clients were told too.
+    l.pause(0);
+    BOOST_TEST(l.queue.released("k", "v2", 0, false) == &l.waiters[0]);
+    BOOST_TEST(!l.waiters[0].woken_alone);
+}
+
+BOOST_AUTO_TEST_CASE(the_client_waits_since_its_first_waiter_and_again_after_its_real_release)
+{
+    line_of_three_wanting<wake_rule::one_owner> l;
+    const std::uint64_t first = l.queue.since("k");
+    BOOST_TEST(first > 0u);
+    BOOST_TEST(l.queue.since("other") == 0u);
+    // A hand-off to a waiter of the client keeps its place among the waiting clients.
+    l.pause_all();
+    BOOST_TEST(l.queue.hand_off("k", "v1", nullptr, l.t0) == &l.waiters[0]);
+    BOOST_TEST(l.queue.since("k") == first);
+    // A release that goes out for real (here a yield, after a run as long as the bound)
+    // takes the client out of the registry: its waiters register again from then on.
+    while (waiting_since_now() == first) {
+        // the clock's next microsecond
+    }
+    BOOST_TEST(l.queue.hand_off("k", "v2", nullptr, l.t0, std::chrono::steady_clock::duration{}) ==
+               nullptr);
+    BOOST_TEST(l.queue.since("k") > first);
+}
+
 BOOST_AUTO_TEST_CASE(a_waiter_of_several_keys_is_woken_by_any_of_them)
 {
     asio::io_context io;
