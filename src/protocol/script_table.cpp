@@ -327,17 +327,19 @@ constexpr std::string_view semaphore_wait_acquire =
 
 // semaphore_release for a semaphore with a registry (KEYS[3], KEYS[4]), arguments as for
 // plain_release_naming: the permit freed names a waiting client not named already, so that
-// permits freed one after another go to as many clients.
+// permits freed one after another go to as many clients. A clean-up (no ARGV[4]) names
+// nobody and publishes nothing: it runs only on the nodes its attempt reached, so its namings
+// would differ from node to node (a client named on some nodes only would split the vote of
+// one named on the others), and the clients of a split vote retry after their delay anyway.
 constexpr std::string_view semaphore_release_naming_body = R"lua(
 if ARGV[7] then register_waiter(KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8]) end
 local expiry = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('DEL', KEYS[2]) end
-if ARGV[4] ~= '' then
-  redis.call('ZREM', KEYS[3], ARGV[4])
-  redis.call('HDEL', KEYS[4], ARGV[4])
-end
+if ARGV[4] == '' then return expiry > now and 1 or 0 end
+redis.call('ZREM', KEYS[3], ARGV[4])
+redis.call('HDEL', KEYS[4], ARGV[4])
 if not name_waiter(KEYS[3], KEYS[4], ARGV[2], ARGV[3], ARGV[1], tonumber(ARGV[5]), true) then
   redis.call(ARGV[2], ARGV[3], ARGV[1])
 end
