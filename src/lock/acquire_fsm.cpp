@@ -83,7 +83,7 @@ acquire_fsm::action acquire_fsm::attempted(attempt_result r, bool cancelled)
     // nothing, and a clean-up would cost each node a request to delete nothing. A node that
     // timed out or failed may have set the key, so one such node keeps the round. So does
     // the first attempt of an acquire whose clean-up registers it as waiting.
-    const bool registers_now = rules_.registers && attempt_ == 1;
+    const bool registers_now = rules_.registers_after == attempt_;
     return action{
         .step = acquire_step::clean_up,
         .nothing_set = r.refused_everywhere && rules_.refusal_writes_nothing && !registers_now};

@@ -52,6 +52,10 @@ struct acquire_rules
 {
     /// Attempts allowed (1 for try_acquire).
     int tries = 1;
+    /// The attempt whose clean-up registers the acquire's client on the nodes as waiting
+    /// (`kind_rules::names_next_waiter`), sent even when that attempt set nothing; 0 when it
+    /// does not register. Its later attempts register themselves.
+    int registers_after = 0;
     /// The whole acquire gives up by this instant (options::wait).
     clock::time_point give_up_at = clock::time_point::max();
     /// Releases wake a pausing acquire (options::wake_on_release).
@@ -63,10 +67,6 @@ struct acquire_rules
     /// `kind_rules::refusal_writes_nothing`), so an attempt that every node refused needs no
     /// clean-up.
     bool refusal_writes_nothing = false;
-    /// The acquire's client registers on the nodes as waiting for the lock
-    /// (`kind_rules::names_next_waiter`): the clean-up after its first attempt does so, and
-    /// is sent even when that attempt set nothing. Its later attempts register themselves.
-    bool registers = false;
 };
 
 /// What came of an attempt's round.

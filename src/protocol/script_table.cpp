@@ -269,15 +269,22 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 // when its expiry passes on the node. Both keys expire with the last holder. Answers 1 when
 // the permit is ours (granted, or already ours: a retried request), -1 when the limit's
 // holders are all live, {-2, stored limit, asked limit} when the live holders use another
-// limit than ARGV[3]: a code, so that the client decides on it, with both numbers.
+// limit than ARGV[3]: a code, so that the client decides on it, with both numbers. Given the
+// registry of waiting clients (KEYS[3] its order, KEYS[4] its marks), the attempt answers a
+// naming of client ARGV[4] and, refused because the semaphore is full, registers it as
+// waiting since ARGV[5] for ARGV[6] ms (`register_waiter`).
 constexpr std::string_view semaphore_acquire_body = R"lua(
+if KEYS[3] then redis.call('HDEL', KEYS[4], ARGV[4]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZCARD', KEYS[1])
 if held == 0 then redis.call('DEL', KEYS[2]) end
 local asked = tonumber(ARGV[3])
 local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[3]) or -1
 if limit ~= asked then return {-2, limit, asked} end
-if held >= limit and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
+if held >= limit and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  if KEYS[3] then register_waiter(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[6]) end
+  return -1
+end
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
 redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
@@ -286,7 +293,8 @@ return 1
 )lua";
 constexpr std::string_view plain_release_naming =
     joined<server_now, waiter_naming, plain_release_naming_body>::text;
-constexpr std::string_view semaphore_acquire = joined<server_now, semaphore_acquire_body>::text;
+constexpr std::string_view semaphore_acquire =
+    joined<server_now, waiter_naming, semaphore_acquire_body>::text;
 
 // Removes our permit, live or expired, announced as in plain_release (ARGV[2] the command,
 // ARGV[3] the channel); the limit goes with the last holder. Answers 1 when the permit was
@@ -300,30 +308,6 @@ if ARGV[3] then redis.call(ARGV[2], ARGV[3], ARGV[1]) end
 return expiry > now and 1 or 0
 )lua";
 constexpr std::string_view semaphore_release = joined<server_now, semaphore_release_body>::text;
-
-// semaphore_acquire for a client that waits (KEYS[3], KEYS[4] the registry, as for
-// plain_wait_acquire): refused because the semaphore is full, it registers client ARGV[4] as
-// waiting since ARGV[5] for ARGV[6] ms. Either way a naming of the client is answered.
-constexpr std::string_view semaphore_wait_acquire_body = R"lua(
-redis.call('HDEL', KEYS[4], ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local held = redis.call('ZCARD', KEYS[1])
-if held == 0 then redis.call('DEL', KEYS[2]) end
-local asked = tonumber(ARGV[3])
-local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[3]) or -1
-if limit ~= asked then return {-2, limit, asked} end
-if held >= limit and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  register_waiter(KEYS[3], KEYS[4], ARGV[4], ARGV[5], ARGV[6])
-  return -1
-end
-redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2]
-redis.call('SET', KEYS[2], ARGV[3], 'PXAT', last)
-redis.call('PEXPIREAT', KEYS[1], last)
-return 1
-)lua";
-constexpr std::string_view semaphore_wait_acquire =
-    joined<server_now, waiter_naming, semaphore_wait_acquire_body>::text;
 
 // semaphore_release for a semaphore with a registry (KEYS[3], KEYS[4]), arguments as for
 // plain_release_naming: the permit freed names a waiting client not named already, so that
@@ -747,10 +731,9 @@ constexpr std::array<row, script_count> rows{{
     {script_id::reentrant_check_extend, "reentrant_check_extend", any_keys, reentrant_check_extend},
     {script_id::fenced_acquire, "fenced_acquire", any_keys, fenced_acquire},
     {script_id::fence_raise, "fence_raise", any_keys, fence_raise},
-    {script_id::semaphore_acquire, "semaphore_acquire", 2, semaphore_acquire},
+    {script_id::semaphore_acquire, "semaphore_acquire", any_keys, semaphore_acquire},
     {script_id::semaphore_release, "semaphore_release", 2, semaphore_release},
     {script_id::semaphore_check_extend, "semaphore_check_extend", 2, semaphore_check_extend},
-    {script_id::semaphore_wait_acquire, "semaphore_wait_acquire", 4, semaphore_wait_acquire},
     {script_id::semaphore_release_naming, "semaphore_release_naming", 4, semaphore_release_naming},
     {script_id::rw_acquire, "rw_acquire", any_keys, rw_acquire},
     {script_id::rw_release, "rw_release", 1, rw_release},

@@ -46,9 +46,8 @@ enum class script_id : std::uint8_t {
     semaphore_release,
     /// Answers whether our permit is live and, given an expiry, extends it.
     semaphore_check_extend,
-    /// A semaphore whose waiting clients register beside it (`waiters_part`): the attempt
-    /// that registers them, and the release that names one of them.
-    semaphore_wait_acquire,
+    /// A semaphore whose waiting clients register beside it (`waiters_part`): the release
+    /// that names one of them (its acquire registers a client given the registry's keys).
     semaphore_release_naming,
     /// Read-write locks (a hash {mode:owner value: expiry in the server's ms}: readers, a
     /// writer, a waiting writer's intent).

@@ -182,7 +182,7 @@ request semaphore_acquire(const lock_shape& lock, const attempt_args& a)
     const std::string permits = std::to_string(lock.permits);
     if (a.waiting_since && names_waiters(lock)) {
         return {
-            script_command(script_id::semaphore_wait_acquire, semaphore_registry_keys(lock),
+            script_command(script_id::semaphore_acquire, semaphore_registry_keys(lock),
                            {a.value, std::to_string(a.expiry.count()), permits, lock.waiter_tag,
                             std::to_string(*a.waiting_since), std::to_string(a.entry_ttl.count())}),
             read_semaphore_acquire_reply};

@@ -130,13 +130,15 @@ BOOST_FIXTURE_TEST_CASE(a_release_names_the_longest_waiting_client_alone, five_n
         // nodes hold instead of a bare time-out.
         asio::steady_timer stall(co_await asio::this_coro::executor, 20s);
         stall.async_wait([&](error_code ec) {
-            stuck = !ec;
-            event.notify();
+            if (!ec) {  // not cancelled: the coroutine and its event still live
+                stuck = true;
+                event.notify();
+            }
         });
         // Each waiter, once it holds the lock, releases it to the next. Had a release woken
         // every client, the waiters woken by each release but the first would have spent
         // their tries on attempts that others won.
-        for (std::size_t n = 1; n <= w.size(); ++n) {
+        while (order.size() < w.size()) {
             // Until the next one holds the lock, or one completed without it (which fails).
             co_await event.until([&] {
                 return stuck || std::any_of(w.begin(), w.end(), [&](const auto& x) {
@@ -175,7 +177,13 @@ BOOST_FIXTURE_TEST_CASE(a_release_names_the_longest_waiting_client_alone, five_n
                                                 {"HGETALL", "redlock:waiters-named:named"}));
         }
         for (std::size_t i = 0; i < w.size(); ++i) {
-            BOOST_TEST_MESSAGE("waiter " << i << ": " << w[i]->delays << " delays asked");
+            BOOST_TEST_MESSAGE("waiter " << i << ": " << w[i]->delays << " delays asked, "
+                                         << (w[i]->outcome ? w[i]->outcome->message() : "pending")
+                                         << (w[i]->guard.owns_lock() ? ", holding" : ""));
+        }
+        BOOST_TEST_MESSAGE("order:");
+        for (int i : order) {
+            BOOST_TEST_MESSAGE(i);
         }
     }
     for (std::size_t i = 0; i < w.size(); ++i) {

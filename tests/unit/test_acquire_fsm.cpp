@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(the_first_clean_up_of_an_acquire_that_registers_is_sent_eve
 {
     const attempt_result refused{
         .taken_by_other = true, .some_taken = true, .refused_everywhere = true};
-    acquire_fsm fsm({.tries = 3, .refusal_writes_nothing = true, .registers = true});
+    acquire_fsm fsm({.tries = 3, .registers_after = 1, .refusal_writes_nothing = true});
     fsm.start(false);
     // Its clean-up registers the client as waiting: sent although it deletes nothing.
     auto next = fsm.attempted(refused, false);
