@@ -25,10 +25,11 @@
  * validity (expiry, drift, node crashes, lost requests and replies, late replies): keys do not
  * expire, no node crashes, a client believes it holds the lock from its grant until its
  * release begins, and the safety assertion is that no two clients do at once. There is no
- * time: "named more than a bound ago" is a step that may happen at any moment after the
- * naming (weakly fair), the fallback retry is a step a waiting client may take at any moment
- * (weakly fair), and a woken client's attempt "at once" is the same step, taken because it
- * was woken. Each request of a round runs on its node as one atomic step, in any order among
+ * time: whether a naming is more than the bound ago is chosen by the model when a release
+ * reads it (once past, it stays past: the entry is removed, or its mark stays), the fallback
+ * retry is a step a waiting client may take at any moment (weakly fair), and a woken client's
+ * attempt "at once" is the same step (whether a message woke a client is kept only for
+ * MUTANT_NO_FALLBACK, where it is the only way to attempt again). Each request of a round runs on its node as one atomic step, in any order among
  * the nodes and the other clients' requests; a round is decided once every node answered. A
  * message reaches its listener at once; a message nobody listens to is lost. Random retry
  * delays are what ends clashes of attempts in the library (each fails on a split vote): here
@@ -59,8 +60,9 @@
  *   MUTANT_WAKE_ALL       a release publishes on the key's channel only, waking every waiting
  *                         client, as without a registry (3)
  *   MUTANT_NO_PASS_OVER   a release names the first entry whether or not anyone hears it and
- *                         however long ago it was named (3: the message to a crashed client,
- *                         or to one that no longer waits, wakes nobody)
+ *                         however long ago it was named (3: it names a client named over the
+ *                         bound ago while another waits, or a message to a client that crashed
+ *                         or no longer waits wakes nobody)
  *   MUTANT_NAME_UNHEARD   a release names the first entry that is within the bound, whether
  *                         or not anyone hears it (3)
  */
