@@ -236,6 +236,19 @@ class acquisition
     asio::awaitable<acquire_fsm::action> retry_pause(std::chrono::milliseconds delay);
     // A writer's attempts may have left its intent on nodes where readers refused it.
     bool intent_left() const { return intent_left_; }
+    // The acquire registered its client as waiting (its first clean-up did), and ends without
+    // the lock as the client's last waiter of the key: the client leaves the registry, so that
+    // no release names it and no entry of it stays behind.
+    bool leaves_registry() const
+    {
+        return registers(single_attempt_) && fsm_.attempt_number() >= 1 &&
+               c_.waiters->waiting(m_->keys.front()) <= 1;
+    }
+    round leaving_registry_round() const
+    {
+        return background_round(*m_, value_, leave_registry_request(m_->shape()),
+                                stop_rule::quorum_replied);
+    }
     asio::awaitable<acquire_fsm::action> turn_wait(std::chrono::milliseconds delay);
     acquire_fsm::action handed_over();
     guard_result failed(error_code ec) const
@@ -651,6 +664,9 @@ asio::awaitable<guard_result> acquire_op(std::shared_ptr<mutex_state> m, bool si
             case acquire_step::complete:
                 if (a.intent_left()) {
                     co_await run_round(a.nodes(), a.giving_up_round());
+                }
+                if (a.leaves_registry()) {
+                    co_await run_round(a.nodes(), a.leaving_registry_round());
                 }
                 co_return a.failed(act.ec);
         }

@@ -140,6 +140,14 @@ end
 return 1
 )lua";
 
+// A client that no longer waits leaves the registry (KEYS[1] its order, KEYS[2] its marks):
+// client ARGV[1]'s entry goes, so that no release names it and no key of it stays behind.
+constexpr std::string_view waiter_leave = R"lua(
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+)lua";
+
 // ---- reentrant locks: hash keys {owner value: hold count}, one owner at a time ----
 
 // A key is ours when it has a field for our value; another owner's when it exists without.
@@ -726,6 +734,7 @@ constexpr std::array<row, script_count> rows{{
     {script_id::plain_check_extend, "plain_check_extend", any_keys, plain_check_extend},
     {script_id::plain_wait_acquire, "plain_wait_acquire", 3, plain_wait_acquire},
     {script_id::plain_release_naming, "plain_release_naming", 3, plain_release_naming},
+    {script_id::waiter_leave, "waiter_leave", 2, waiter_leave},
     {script_id::reentrant_acquire, "reentrant_acquire", any_keys, reentrant_acquire},
     {script_id::reentrant_release, "reentrant_release", any_keys, reentrant_release},
     {script_id::reentrant_check_extend, "reentrant_check_extend", any_keys, reentrant_check_extend},

@@ -33,6 +33,8 @@ enum class script_id : std::uint8_t {
     /// registers them, and the release that names one of them (`waiters_part`).
     plain_wait_acquire,
     plain_release_naming,
+    /// A client that no longer waits leaves the registry of a mutex or a semaphore.
+    waiter_leave,
     /// Reentrant locks (hash keys {owner value: hold count}, one owner at a time).
     reentrant_acquire,
     reentrant_release,

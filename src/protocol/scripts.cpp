@@ -491,6 +491,16 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
     return node_status::ok;
 }
 
+request leave_registry_request(lock_shape lock)
+{
+    const std::string& key = lock.keys.front();
+    return {script_command(script_id::waiter_leave,
+                           {waiters_key(lock.prefix, key, waiters_part::order, lock.in_cluster),
+                            waiters_key(lock.prefix, key, waiters_part::named, lock.in_cluster)},
+                           {lock.waiter_tag}),
+            read_script_reply};
+}
+
 request fence_raise_request(lock_shape lock, std::uint64_t token)
 {
     std::vector<std::string> counters;

@@ -209,6 +209,9 @@ inline request join_request(lock_shape lock, std::string_view value,
 {
     return lock.scripts->join(lock, value, entry_ttl, commit, channel_tag);
 }
+/// For a lock whose waiting clients register (`lock_shape::waiter_tag`): its client no longer
+/// waits, and leaves the registry of waiting clients on the node.
+request leave_registry_request(lock_shape lock);
 /// Fencing write-back: raise each key's counter to at least `token` (never lowers it).
 request fence_raise_request(lock_shape lock, std::uint64_t token);
 

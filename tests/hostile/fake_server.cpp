@@ -13,6 +13,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 namespace redlock::test {
@@ -263,16 +264,18 @@ std::string mini_redis::answer(const command_args& cmd)
         auto it = keys_.find(cmd[1]);
         return it == keys_.end() ? "$-1\r\n" : bulk(it->second);
     }
-    if ((name == "EVALSHA" || name == "EVAL") && (cmd.size() == 6 || cmd.size() == 7)) {
-        // KEYS[1] = cmd[3], ARGV[1] = cmd[4]; the release script has ARGV[2] (the publish
-        // command) and ARGV[3] (the channel) when it announces, the extend script ARGV[2] (ms)
-        // and ARGV[3] (recreate).
+    const std::size_t keys = cmd.size() > 2 ? std::strtoul(cmd[2].c_str(), nullptr, 10) : 0;
+    const std::size_t args = cmd.size() > 3 + keys ? cmd.size() - 3 - keys : 0;
+    if ((name == "EVALSHA" || name == "EVAL") && (keys == 1 || keys == 3) && args >= 1) {
+        // KEYS[1] = cmd[3], ARGV[1] its value. A release has no other argument (quiet) or the
+        // publish command as ARGV[2] (and, with 3 keys, the registry of waiting clients, which
+        // is not modelled); an extend has ARGV[2] (ms) and ARGV[3] (recreate).
         const std::string& key = cmd[3];
-        const std::string& value = cmd[4];
-        const bool release = cmd.size() == 6 || cmd[5].ends_with("PUBLISH");
+        const std::string& value = cmd[3 + keys];
+        const bool release = args == 1 || cmd[4 + keys].ends_with("PUBLISH");
         auto it = keys_.find(key);
         if (it == keys_.end()) {
-            if (!release && cmd[6] == "1") {
+            if (!release && args == 3 && cmd[5 + keys] == "1") {
                 keys_[key] = value;
                 return integer(1);
             }
@@ -285,6 +288,9 @@ std::string mini_redis::answer(const command_args& cmd)
             keys_.erase(it);
         }
         return integer(1);
+    }
+    if ((name == "EVALSHA" || name == "EVAL") && keys == 2 && args == 1) {
+        return integer(1);  // a client leaves the registry of waiting clients: not modelled
     }
     if (name == "PING") {
         return "+PONG\r\n";

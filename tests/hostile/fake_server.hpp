@@ -116,7 +116,8 @@ fake_server::script answer_each(std::function<std::string(const command_args&)> 
 
 /// What a real Redis answers to the lock protocol, from an in-memory table: SET key value NX
 /// PX ms, GET, and the release and extend scripts (EVALSHA or EVAL, told apart by their
-/// number of arguments). TTLs are not modelled. Thread-safe.
+/// number of arguments). TTLs and the registry of waiting clients are not modelled.
+/// Thread-safe.
 class mini_redis
 {
   public:

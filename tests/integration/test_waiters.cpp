@@ -199,7 +199,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_names_the_longest_waiting_client_alone, five_n
     }
 }
 
-BOOST_FIXTURE_TEST_CASE(a_client_that_stopped_waiting_is_passed_over, five_nodes)
+BOOST_FIXTURE_TEST_CASE(a_client_that_stops_waiting_leaves_the_registry, five_nodes)
 {
     redlock::client holder(io.get_executor(), config());
     named_waiter gone(io.get_executor(), config());
@@ -207,22 +207,55 @@ BOOST_FIXTURE_TEST_CASE(a_client_that_stopped_waiting_is_passed_over, five_nodes
     asio::cancellation_signal cancel_gone;
     run(io, [&]() -> asio::awaitable<int> {
         test_event event(co_await asio::this_coro::executor);
-        redlock::guard held = co_await holder.make_mutex("passed").acquire();
-        gone.acquire("passed", event, cancel_gone.slot());
-        co_await until_registered(nodes, "passed", 1);
-        next.acquire("passed", event);
-        co_await until_registered(nodes, "passed", 2);
-        // The first waiter gives up: its client stops listening, its registration stays.
+        redlock::guard held = co_await holder.make_mutex("leaving").acquire();
+        gone.acquire("leaving", event, cancel_gone.slot());
+        co_await until_registered(nodes, "leaving", 1);
+        next.acquire("leaving", event);
+        co_await until_registered(nodes, "leaving", 2);
+        // The first waiter gives up: its client takes itself out of the registry.
         cancel_gone.emit(asio::cancellation_type::terminal);
         co_await event.until([&] { return gone.outcome.has_value(); });
+        std::vector<std::string> zcard{"ZCARD", "redlock:waiters:leaving"};
+        co_await until_nodes_answer(nodes, std::move(zcard), "1");
         co_await held.release();
         co_await event.until([&] { return next.outcome.has_value(); });
+        co_await next.guard.release();
         co_return 0;
     }());
     BOOST_TEST(*gone.outcome == asio::error::operation_aborted);
     BOOST_TEST((next.outcome == error_code{}));
+    BOOST_TEST(next.delays <= 2);
+    // The last release took the last client out: no key of the registry stays behind.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redis_command(nodes[i].port(), {"EXISTS", "redlock:waiters:leaving"}) == "0");
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(a_registered_client_nobody_hears_is_passed_over, five_nodes)
+{
+    redlock::client holder(io.get_executor(), config());
+    named_waiter next(io.get_executor(), config());
+    run(io, [&]() -> asio::awaitable<int> {
+        test_event event(co_await asio::this_coro::executor);
+        redlock::guard held = co_await holder.make_mutex("unheard").acquire();
+        next.acquire("unheard", event);
+        co_await until_registered(nodes, "unheard", 1);
+        // A client that died while it waited: the longest-waiting entry, and no channel.
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            redis_command(nodes[i].port(), {"ZADD", "redlock:waiters:unheard", "1", "dead"});
+        }
+        co_await held.release();
+        co_await event.until([&] { return next.outcome.has_value(); });
+        co_return 0;
+    }());
+    BOOST_TEST((next.outcome == error_code{}));
     BOOST_TEST(next.guard.owns_lock());
     BOOST_TEST(next.delays <= 2);
+    // The release took the dead entry out.
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        BOOST_TEST(redis_command(nodes[i].port(), {"ZSCORE", "redlock:waiters:unheard", "dead"}) ==
+                   "(nil)");
+    }
 }
 
 BOOST_FIXTURE_TEST_CASE(a_named_client_that_does_not_try_is_passed_over_after_a_deadline,
