@@ -241,8 +241,7 @@ class acquisition
     // no release names it and no entry of it stays behind.
     bool leaves_registry() const
     {
-        return registers(single_attempt_) && fsm_.attempt_number() >= 1 &&
-               c_.waiters->waiting(m_->keys.front()) <= 1;
+        return registers(single_attempt_) && c_.waiters->waiting(m_->keys.front()) <= 1;
     }
     round leaving_registry_round() const
     {

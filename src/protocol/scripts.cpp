@@ -53,17 +53,25 @@ std::vector<std::string> announcing_if(const lock_shape& lock, bool announce)
 
 // ---- The registry of waiting clients (a mutex of one plain key, a semaphore). ----
 
-// Whether `lock` keeps a registry of its waiting clients: one key, its client's tag.
+// Whether `lock` keeps a registry of its waiting clients: its client's tag is set only for a
+// lock that does (lock/kind_rules.hpp's registers_waiters).
 bool names_waiters(const lock_shape& lock)
 {
-    return !lock.waiter_tag.empty() && !lock.reentrant && !lock.fencing && lock.keys.size() == 1;
+    return !lock.waiter_tag.empty();
+}
+
+// `keys` followed by the registry beside `lock`'s key: its order, then its marks.
+std::vector<std::string> with_registry(const lock_shape& lock, std::vector<std::string> keys)
+{
+    const std::string& key = lock.keys.front();
+    keys.push_back(waiters_key(lock.prefix, key, waiters_part::order, lock.in_cluster));
+    keys.push_back(waiters_key(lock.prefix, key, waiters_part::named, lock.in_cluster));
+    return keys;
 }
 
 std::vector<std::string> registry_keys(const lock_shape& lock)
 {
-    const std::string& key = lock.keys.front();
-    return {key, waiters_key(lock.prefix, key, waiters_part::order, lock.in_cluster),
-            waiters_key(lock.prefix, key, waiters_part::named, lock.in_cluster)};
+    return with_registry(lock, {lock.keys.front()});
 }
 
 // `own_tag`: the releasing client's, which leaves the registry; empty for a clean-up, which
@@ -171,10 +179,7 @@ std::vector<std::string> semaphore_keys(const lock_shape& lock)
 // A semaphore's keys with its registry of waiting clients.
 std::vector<std::string> semaphore_registry_keys(const lock_shape& lock)
 {
-    std::vector<std::string> keys = semaphore_keys(lock);
-    keys.push_back(waiters_key(lock.prefix, lock.keys.front(), waiters_part::order));
-    keys.push_back(waiters_key(lock.prefix, lock.keys.front(), waiters_part::named));
-    return keys;
+    return with_registry(lock, semaphore_keys(lock));
 }
 
 request semaphore_acquire(const lock_shape& lock, const attempt_args& a)
@@ -493,11 +498,7 @@ node_status read_replicated_reply(const resp::reply& r, reply_reader read, std::
 
 request leave_registry_request(lock_shape lock)
 {
-    const std::string& key = lock.keys.front();
-    return {script_command(script_id::waiter_leave,
-                           {waiters_key(lock.prefix, key, waiters_part::order, lock.in_cluster),
-                            waiters_key(lock.prefix, key, waiters_part::named, lock.in_cluster)},
-                           {lock.waiter_tag}),
+    return {script_command(script_id::waiter_leave, with_registry(lock, {}), {lock.waiter_tag}),
             read_script_reply};
 }
 
